@@ -1,0 +1,293 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The diagnostic IPC wire format: pure functions over byte buffers, no I/O,
+ * so that the classifier can be unit tested and fuzzed on its own.
+ */
+
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsroute.h"
+
+static const uint8_t ipc_magic[IPC_MAGIC_LEN] = "DOTNET_IPC_V1";
+static const uint8_t advr_magic[ADVR_MAGIC_LEN] = "ADVR_V1";
+
+static const struct {
+	uint8_t		 set;
+	uint8_t		 id;
+	const char	*name;
+} commands[] = {
+	{ IPC_SET_DUMP, 0x01, "GenerateCoreDump" },
+	{ IPC_SET_DUMP, 0x02, "GenerateCoreDump2" },
+	{ IPC_SET_DUMP, 0x03, "GenerateCoreDump3" },
+	{ IPC_SET_EVENTPIPE, 0x01, "StopTracing" },
+	{ IPC_SET_EVENTPIPE, 0x02, "CollectTracing" },
+	{ IPC_SET_EVENTPIPE, 0x03, "CollectTracing2" },
+	{ IPC_SET_EVENTPIPE, 0x04, "CollectTracing3" },
+	{ IPC_SET_EVENTPIPE, 0x05, "CollectTracing4" },
+	{ IPC_SET_EVENTPIPE, 0x06, "CollectTracing5" },
+	{ IPC_SET_EVENTPIPE, 0x07, "CollectTracing6" },
+	{ IPC_SET_PROFILER, 0x01, "AttachProfiler" },
+	{ IPC_SET_PROFILER, 0x02, "StartupProfiler" },
+	{ IPC_SET_PROCESS, 0x00, "ProcessInfo" },
+	{ IPC_SET_PROCESS, 0x01, "ResumeRuntime" },
+	{ IPC_SET_PROCESS, 0x02, "ProcessEnvironment" },
+	{ IPC_SET_PROCESS, 0x03, "SetEnvironmentVariable" },
+	{ IPC_SET_PROCESS, 0x04, "ProcessInfo2" },
+	{ IPC_SET_PROCESS, 0x05, "EnablePerfMap" },
+	{ IPC_SET_PROCESS, 0x06, "DisablePerfMap" },
+	{ IPC_SET_PROCESS, 0x07, "ApplyStartupHook" },
+	{ IPC_SET_PROCESS, 0x08, "ProcessInfo3" },
+};
+
+static uint16_t
+le16(const uint8_t *p)
+{
+	return ((uint16_t)(p[0] | p[1] << 8));
+}
+
+static uint32_t
+le32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+	    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}
+
+static uint64_t
+le64(const uint8_t *p)
+{
+	return ((uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32);
+}
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v & 0xff;
+	p[1] = v >> 8;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v & 0xffff);
+	put16(p + 2, v >> 16);
+}
+
+static void
+put64(uint8_t *p, uint64_t v)
+{
+	put32(p, v & 0xffffffff);
+	put32(p + 4, v >> 32);
+}
+
+/* Return non-zero if the first len bytes of buf are a prefix of magic. */
+static int
+prefix_of(const uint8_t *buf, size_t len, const uint8_t *magic, size_t mlen)
+{
+	return (memcmp(buf, magic, len < mlen ? len : mlen) == 0);
+}
+
+/*
+ * Classify the first bytes a connection sent.  A runtime announces itself
+ * with ADVR_V1; a tool sends a command.  Anything else, and any header the
+ * runtime could misread, is invalid.  The runtime itself checks neither
+ * reserved nor the command set; being stricter than it is safe because no
+ * real client sends either.
+ */
+void
+ipc_classify(const uint8_t *buf, size_t len, struct greeting *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->kind = GREETING_MORE;
+
+	if (len > 0 && prefix_of(buf, len, advr_magic, ADVR_MAGIC_LEN)) {
+		g->need = ADVR_LEN;
+		if (len < ADVR_LEN)
+			return;
+		memcpy(g->advertise.cookie, buf + ADVR_MAGIC_LEN,
+		    IPC_COOKIE_LEN);
+		g->advertise.pid = le64(buf + ADVR_MAGIC_LEN + IPC_COOKIE_LEN);
+		g->kind = GREETING_ADVERTISE;
+		return;
+	}
+	if (!prefix_of(buf, len, ipc_magic, IPC_MAGIC_LEN)) {
+		g->kind = GREETING_INVALID;
+		g->error = "not a diagnostic IPC message or advertise";
+		return;
+	}
+
+	g->need = IPC_HEADER_LEN;
+	if (len < IPC_HEADER_LEN)
+		return;
+	g->header.size = le16(buf + 14);
+	g->header.set = buf[16];
+	g->header.id = buf[17];
+	g->header.reserved = le16(buf + 18);
+	if (g->header.size < IPC_HEADER_LEN) {
+		g->kind = GREETING_INVALID;
+		g->error = "header size below 20";
+		g->hresult = HRESULT_BAD_ENCODING;
+		return;
+	}
+	if (g->header.reserved != 0) {
+		g->kind = GREETING_INVALID;
+		g->error = "reserved header field not zero";
+		g->hresult = HRESULT_BAD_ENCODING;
+		return;
+	}
+	if (g->header.set == IPC_SET_SERVER) {
+		g->kind = GREETING_INVALID;
+		g->error = "a client sent a server response";
+		g->hresult = HRESULT_BAD_ENCODING;
+		return;
+	}
+	g->need = g->header.size;
+	if (len < g->need)
+		return;
+	g->kind = GREETING_COMMAND;
+}
+
+/* Return the name of a command, or NULL if the protocol does not know it. */
+const char *
+ipc_command_name(uint8_t set, uint8_t id)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (commands[i].set == set && commands[i].id == id)
+			return (commands[i].name);
+	}
+	return (NULL);
+}
+
+/* Write a command's name, or its numbers when it is unknown, into buf. */
+void
+ipc_command_label(uint8_t set, uint8_t id, char *buf, size_t len)
+{
+	const char	*name;
+
+	if ((name = ipc_command_name(set, id)) != NULL)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "unknown(0x%02x,0x%02x)", set, id);
+}
+
+/* Build the 24-byte error frame the runtime sends: set 0xFF, id 0xFF. */
+void
+ipc_error_frame(uint8_t frame[24], uint32_t hresult)
+{
+	memcpy(frame, ipc_magic, IPC_MAGIC_LEN);
+	put16(frame + 14, 24);
+	frame[16] = IPC_SET_SERVER;
+	frame[17] = IPC_ID_ERROR;
+	put16(frame + 18, 0);
+	put32(frame + 20, hresult);
+}
+
+/* Build a command with no payload, such as ProcessInfo. */
+void
+ipc_request(uint8_t msg[IPC_HEADER_LEN], uint8_t set, uint8_t id)
+{
+	memcpy(msg, ipc_magic, IPC_MAGIC_LEN);
+	put16(msg + 14, IPC_HEADER_LEN);
+	msg[16] = set;
+	msg[17] = id;
+	put16(msg + 18, 0);
+}
+
+/* Build the advertise a runtime sends on each connection it opens. */
+void
+ipc_advertise_build(uint8_t msg[ADVR_LEN], const struct advertise *adv)
+{
+	memcpy(msg, advr_magic, ADVR_MAGIC_LEN);
+	memcpy(msg + ADVR_MAGIC_LEN, adv->cookie, IPC_COOKIE_LEN);
+	put64(msg + ADVR_MAGIC_LEN + IPC_COOKIE_LEN, adv->pid);
+	put16(msg + ADVR_LEN - 2, 0);
+}
+
+/*
+ * Parse a complete ProcessInfo reply: u64 pid, then the 16-byte cookie.
+ * Return 0 on success, 1 for an error frame (its HRESULT in *hresult), -1
+ * when the bytes are not a reply at all.
+ */
+int
+ipc_processinfo_parse(const uint8_t *buf, size_t len, struct advertise *adv,
+    uint32_t *hresult)
+{
+	uint16_t	 size;
+
+	if (len < IPC_HEADER_LEN || memcmp(buf, ipc_magic, IPC_MAGIC_LEN) != 0)
+		return (-1);
+	size = le16(buf + 14);
+	if (size < IPC_HEADER_LEN || size > len || buf[16] != IPC_SET_SERVER)
+		return (-1);
+	if (buf[17] == IPC_ID_ERROR) {
+		if (size < 24)
+			return (-1);
+		*hresult = le32(buf + 20);
+		return (1);
+	}
+	if (buf[17] != IPC_ID_OK || size < IPC_HEADER_LEN + 8 + IPC_COOKIE_LEN)
+		return (-1);
+	adv->pid = le64(buf + 20);
+	memcpy(adv->cookie, buf + 28, IPC_COOKIE_LEN);
+	return (0);
+}
+
+/* Format a cookie as the 32 hex digits of its bytes, in wire order. */
+void
+ipc_cookie_hex(const uint8_t cookie[IPC_COOKIE_LEN], char hex[33])
+{
+	static const char	 digits[] = "0123456789abcdef";
+	int			 i;
+
+	for (i = 0; i < IPC_COOKIE_LEN; i++) {
+		hex[2 * i] = digits[cookie[i] >> 4];
+		hex[2 * i + 1] = digits[cookie[i] & 0xf];
+	}
+	hex[32] = '\0';
+}
+
+/*
+ * If path names a runtime's default diagnostic port,
+ * dotnet-diagnostic-<pid>-<key>-socket, store the pid and return 1.
+ */
+int
+ipc_default_socket_pid(const char *path, long *pid)
+{
+	const char	*name, *p;
+	char		*end;
+	long		 v;
+
+	name = (p = strrchr(path, '/')) != NULL ? p + 1 : path;
+	if (strncmp(name, "dotnet-diagnostic-", 18) != 0)
+		return (0);
+	p = name + 18;
+	v = strtol(p, &end, 10);
+	if (end == p || *end != '-' || v <= 0)
+		return (0);
+	p = end + 1;
+	(void)strtoull(p, &end, 10);
+	if (end == p || strcmp(end, "-socket") != 0)
+		return (0);
+	*pid = v;
+	return (1);
+}
