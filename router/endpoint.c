@@ -1,0 +1,413 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Endpoint specifications: TYPE:ADDRESS[,option[=value]]...
+ *
+ *	uds:PATH[,listen|,connect][,mode=0660][,owner=U][,group=G]
+ *	tcp:HOST:PORT[,listen|,connect]	HOST may be [v6], "*" or empty
+ *
+ * Parsing is a pure function of the string; resolving addresses is a
+ * separate step so that the parser can be unit tested and fuzzed.
+ */
+
+#include "config.h"
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsroute.h"
+
+#define TYPE_BIT(t)	(1U << (t))
+#define ANY_TYPE	(TYPE_BIT(ENDPOINT_UDS) | TYPE_BIT(ENDPOINT_TCP))
+
+struct endpoint_option {
+	const char	*name;
+	unsigned	 types;
+	int		 takes_value;
+	int		 (*set)(struct endpoint *, const char *, char *, size_t);
+};
+
+static int	 set_listen(struct endpoint *, const char *, char *, size_t);
+static int	 set_connect(struct endpoint *, const char *, char *, size_t);
+static int	 set_mode(struct endpoint *, const char *, char *, size_t);
+static int	 set_owner(struct endpoint *, const char *, char *, size_t);
+static int	 set_group(struct endpoint *, const char *, char *, size_t);
+
+static const struct endpoint_option options[] = {
+	{ "listen", ANY_TYPE, 0, set_listen },
+	{ "connect", ANY_TYPE, 0, set_connect },
+	{ "mode", TYPE_BIT(ENDPOINT_UDS), 1, set_mode },
+	{ "owner", TYPE_BIT(ENDPOINT_UDS), 1, set_owner },
+	{ "group", TYPE_BIT(ENDPOINT_UDS), 1, set_group },
+};
+
+static const struct {
+	const char		*prefix;
+	enum endpoint_type	 type;
+} prefixes[] = {
+	{ "uds:", ENDPOINT_UDS },
+	{ "unix:", ENDPOINT_UDS },
+	{ "tcp:", ENDPOINT_TCP },
+};
+
+static const char *
+type_name(enum endpoint_type type)
+{
+	return (type == ENDPOINT_UDS ? "uds" : "tcp");
+}
+
+static int
+set_role(struct endpoint *ep, enum endpoint_role role, char *err, size_t len)
+{
+	if (ep->role != ROLE_AUTO && ep->role != role) {
+		snprintf(err, len, "give either listen or connect, not both");
+		return (-1);
+	}
+	ep->role = role;
+	ep->why = role == ROLE_LISTEN ? ",listen given" : ",connect given";
+	return (0);
+}
+
+static int
+set_listen(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (set_role(ep, ROLE_LISTEN, err, len));
+}
+
+static int
+set_connect(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (set_role(ep, ROLE_CONNECT, err, len));
+}
+
+static int
+set_mode(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	char		*end;
+	unsigned long	 mode;
+
+	errno = 0;
+	mode = strtoul(v, &end, 8);
+	if (*v == '\0' || *end != '\0' || errno != 0 || mode > 0777) {
+		snprintf(err, len, "mode=%s: give an octal mode such as 0660",
+		    v);
+		return (-1);
+	}
+	if (mode & 0111) {
+		snprintf(err, len, "mode=%s: execute bits mean nothing on a "
+		    "socket; give read and write bits such as 0660", v);
+		return (-1);
+	}
+	ep->mode = (mode_t)mode;
+	return (0);
+}
+
+static int
+set_owner(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	free(ep->owner);
+	if ((ep->owner = strdup(v)) == NULL) {
+		snprintf(err, len, "out of memory");
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+set_group(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	free(ep->group);
+	if ((ep->group = strdup(v)) == NULL) {
+		snprintf(err, len, "out of memory");
+		return (-1);
+	}
+	return (0);
+}
+
+/* Parse the path of a uds endpoint. */
+static int
+parse_uds(struct endpoint *ep, const char *addr, char *err, size_t len)
+{
+	size_t	 n = strlen(addr);
+
+	if (n == 0) {
+		snprintf(err, len, "the socket path is empty");
+		return (-1);
+	}
+	if (n >= sizeof(ep->path)) {
+		snprintf(err, len, "the socket path is %zu bytes; a Unix "
+		    "socket path holds at most %zu (choose a shorter "
+		    "directory, e.g. under /tmp)", n, sizeof(ep->path) - 1);
+		return (-1);
+	}
+	memcpy(ep->path, addr, n + 1);
+	return (0);
+}
+
+/* Parse HOST:PORT, [V6]:PORT, *:PORT, :PORT or PORT of a tcp endpoint. */
+static int
+parse_tcp(struct endpoint *ep, const char *addr, char *err, size_t len)
+{
+	const char	*host = NULL, *port, *colon, *close;
+	size_t		 hostlen = 0;
+	char		*end;
+	unsigned long	 v;
+
+	if (addr[0] == '[') {
+		if ((close = strchr(addr, ']')) == NULL || close[1] != ':') {
+			snprintf(err, len, "write an IPv6 address as "
+			    "[ADDRESS]:PORT");
+			return (-1);
+		}
+		host = addr + 1;
+		hostlen = close - host;
+		port = close + 2;
+	} else if ((colon = strrchr(addr, ':')) != NULL) {
+		if (memchr(addr, ':', colon - addr) != NULL) {
+			snprintf(err, len, "write an IPv6 address as "
+			    "[ADDRESS]:PORT");
+			return (-1);
+		}
+		host = addr;
+		hostlen = colon - addr;
+		port = colon + 1;
+	} else
+		port = addr;
+
+	errno = 0;
+	v = strtoul(port, &end, 10);
+	if (*port == '\0' || *end != '\0' || errno != 0 || v > 65535 ||
+	    *port == '-' || *port == '+') {
+		snprintf(err, len, "port '%s' is not a number from 0 to 65535",
+		    port);
+		return (-1);
+	}
+	snprintf(ep->port, sizeof(ep->port), "%lu", v);
+
+	if (hostlen == 1 && host[0] == '*')
+		ep->wildcard = 1;
+	else if (hostlen > 0) {
+		if (hostlen > 255) {
+			snprintf(err, len, "host name too long");
+			return (-1);
+		}
+		if ((ep->host = strndup(host, hostlen)) == NULL) {
+			snprintf(err, len, "out of memory");
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+/* Apply one ",name[=value]" option. */
+static int
+parse_option(struct endpoint *ep, char *opt, char *err, size_t len)
+{
+	const struct endpoint_option	*o;
+	char				*value;
+	size_t				 i;
+
+	if ((value = strchr(opt, '=')) != NULL)
+		*value++ = '\0';
+	for (i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		o = &options[i];
+		if (strcmp(o->name, opt) != 0)
+			continue;
+		if (!(o->types & TYPE_BIT(ep->type))) {
+			snprintf(err, len, "option '%s' does not apply to %s:",
+			    opt, type_name(ep->type));
+			return (-1);
+		}
+		if (o->takes_value && value == NULL) {
+			snprintf(err, len, "option '%s' needs a value: %s=...",
+			    opt, opt);
+			return (-1);
+		}
+		if (!o->takes_value && value != NULL) {
+			snprintf(err, len, "option '%s' takes no value", opt);
+			return (-1);
+		}
+		return (o->set(ep, value, err, len));
+	}
+	snprintf(err, len, "unknown option '%s'", opt);
+	return (-1);
+}
+
+/*
+ * Parse an endpoint specification into ep, which the caller zeroed or
+ * cleared.  On error, return -1 with a one-line reason in err.
+ */
+int
+endpoint_parse(const char *spec, struct endpoint *ep, char *err, size_t len)
+{
+	char	*copy = NULL, *p, *opt;
+	size_t	 i;
+	int	 found = 0, rv = -1;
+
+	memset(ep, 0, sizeof(*ep));
+	ep->mode = 0600;
+	if ((ep->spec = strdup(spec)) == NULL) {
+		snprintf(err, len, "out of memory");
+		return (-1);
+	}
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		if (strncmp(spec, prefixes[i].prefix,
+		    strlen(prefixes[i].prefix)) == 0) {
+			ep->type = prefixes[i].type;
+			spec += strlen(prefixes[i].prefix);
+			found = 1;
+			break;
+		}
+	}
+	if (!found) {
+		if (strncmp(spec, "tls:", 4) == 0)
+			snprintf(err, len, "tls: endpoints are not available "
+			    "in this build");
+		else if (strncmp(spec, "pipe:", 5) == 0 ||
+		    strncmp(spec, "namedpipe:", 10) == 0)
+			snprintf(err, len, "named pipes exist only on Windows");
+		else
+			snprintf(err, len, "an endpoint starts with uds: or "
+			    "tcp:, e.g. uds:/tmp/app.sock or "
+			    "tcp:127.0.0.1:9000");
+		goto out;
+	}
+
+	if ((copy = strdup(spec)) == NULL) {
+		snprintf(err, len, "out of memory");
+		goto out;
+	}
+	p = copy;
+	opt = strsep(&p, ",");
+	if (ep->type == ENDPOINT_UDS) {
+		ep->transport = &transport_uds;
+		if (parse_uds(ep, opt, err, len) == -1)
+			goto out;
+	} else {
+		ep->transport = &transport_tcp;
+		if (parse_tcp(ep, opt, err, len) == -1)
+			goto out;
+	}
+	while ((opt = strsep(&p, ",")) != NULL) {
+		if (*opt == '\0')
+			continue;
+		if (parse_option(ep, opt, err, len) == -1)
+			goto out;
+	}
+	if (ep->type == ENDPOINT_TCP && ep->role == ROLE_CONNECT &&
+	    (strcmp(ep->port, "0") == 0 || ep->wildcard)) {
+		snprintf(err, len, "a connect endpoint needs a host and a "
+		    "port other than 0");
+		goto out;
+	}
+	endpoint_set_name(ep);
+	rv = 0;
+out:
+	free(copy);
+	if (rv == -1)
+		endpoint_clear(ep);
+	return (rv);
+}
+
+void
+endpoint_clear(struct endpoint *ep)
+{
+	free(ep->spec);
+	free(ep->host);
+	free(ep->owner);
+	free(ep->group);
+	memset(ep, 0, sizeof(*ep));
+}
+
+/* Resolve a tcp endpoint's address; a name resolves to its first address. */
+int
+endpoint_resolve(struct endpoint *ep, char *err, size_t len)
+{
+	struct addrinfo	 hints, *res;
+	const char	*host;
+	int		 rv;
+
+	if (ep->type != ENDPOINT_TCP)
+		return (0);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	if (ep->wildcard) {
+		host = "::";
+		hints.ai_flags |= AI_PASSIVE | AI_NUMERICHOST;
+	} else
+		host = ep->host != NULL ? ep->host : "127.0.0.1";
+	if ((rv = getaddrinfo(host, ep->port, &hints, &res)) != 0) {
+		snprintf(err, len, "cannot resolve '%s': %s", host,
+		    gai_strerror(rv));
+		return (-1);
+	}
+	memcpy(&ep->addr, res->ai_addr, res->ai_addrlen);
+	ep->addrlen = res->ai_addrlen;
+	freeaddrinfo(res);
+	endpoint_set_name(ep);
+	return (0);
+}
+
+/* Return non-zero if a resolved tcp address is on the loopback interface. */
+int
+endpoint_is_loopback(const struct endpoint *ep)
+{
+	const struct sockaddr_in	*sin;
+	const struct sockaddr_in6	*sin6;
+	const uint8_t			*a;
+
+	switch (ep->addr.ss_family) {
+	case AF_INET:
+		sin = (const struct sockaddr_in *)&ep->addr;
+		return ((ntohl(sin->sin_addr.s_addr) >> 24) == 127);
+	case AF_INET6:
+		sin6 = (const struct sockaddr_in6 *)&ep->addr;
+		if (IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr))
+			return (1);
+		a = sin6->sin6_addr.s6_addr;
+		return (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr) && a[12] == 127);
+	}
+	return (0);
+}
+
+/* Set the printable name: the path, or the address with the bound port. */
+void
+endpoint_set_name(struct endpoint *ep)
+{
+	char	 addr[INET6_ADDRSTRLEN + 16];
+
+	if (ep->type == ENDPOINT_UDS)
+		snprintf(ep->name, sizeof(ep->name), "uds:%s", ep->path);
+	else if (ep->addrlen != 0) {
+		sockaddr_name((struct sockaddr *)&ep->addr, ep->addrlen, addr,
+		    sizeof(addr));
+		snprintf(ep->name, sizeof(ep->name), "tcp:%s", addr);
+	} else if (ep->wildcard)
+		snprintf(ep->name, sizeof(ep->name), "tcp:*:%s", ep->port);
+	else
+		snprintf(ep->name, sizeof(ep->name), "tcp:%s:%s",
+		    ep->host != NULL ? ep->host : "127.0.0.1", ep->port);
+}

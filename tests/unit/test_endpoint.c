@@ -1,0 +1,156 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/* Unit tests of endpoint parsing and address resolution. */
+
+#include "config.h"
+
+#include <sys/socket.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "router/dsroute.h"
+#include "tap.h"
+
+static struct endpoint	 ep;
+static char		 err[512];
+
+static int
+parses(const char *spec)
+{
+	endpoint_clear(&ep);
+	err[0] = '\0';
+	return (endpoint_parse(spec, &ep, err, sizeof(err)) == 0);
+}
+
+/* The spec is refused with a message containing want. */
+static int
+refused(const char *spec, const char *want)
+{
+	return (!parses(spec) && strstr(err, want) != NULL);
+}
+
+static void
+test_uds(void)
+{
+	char	 longpath[300];
+
+	ok(parses("uds:/tmp/a.sock") && ep.type == ENDPOINT_UDS &&
+	    strcmp(ep.path, "/tmp/a.sock") == 0 && ep.role == ROLE_AUTO &&
+	    ep.mode == 0600, "uds: path, automatic role, mode 0600");
+	ok(parses("unix:/tmp/a,listen,mode=0660,group=adm") &&
+	    ep.role == ROLE_LISTEN && ep.mode == 0660 &&
+	    strcmp(ep.group, "adm") == 0, "unix: alias, listen, mode, group");
+	ok(parses("uds:/tmp/a,connect") && ep.role == ROLE_CONNECT,
+	    "connect role");
+	ok(refused("uds:/tmp/a,listen,connect", "not both"),
+	    "listen and connect together");
+	ok(refused("uds:", "empty"), "empty path");
+	memset(longpath, 'x', sizeof(longpath));
+	memcpy(longpath, "uds:/", 5);
+	longpath[4 + 108] = '\0';
+	ok(refused(longpath, "at most 107"), "108-byte path is too long");
+	longpath[4 + 107] = '\0';
+	ok(parses(longpath), "107-byte path fits");
+	ok(refused("uds:/tmp/a,mode=0777", "execute"), "mode with x bits");
+	ok(refused("uds:/tmp/a,mode=9", "octal"), "mode not octal");
+	ok(refused("uds:/tmp/a,mode", "needs a value"), "mode without value");
+	ok(refused("uds:/tmp/a,listen=1", "takes no value"), "listen=1");
+	ok(refused("uds:/tmp/a,bogus", "unknown option 'bogus'"),
+	    "unknown option");
+	ok(ep.spec == NULL && ep.host == NULL,
+	    "a refused spec leaves nothing behind");
+}
+
+static void
+test_tcp(void)
+{
+	ok(parses("tcp:127.0.0.1:9000") && ep.type == ENDPOINT_TCP &&
+	    strcmp(ep.host, "127.0.0.1") == 0 && strcmp(ep.port, "9000") == 0,
+	    "tcp: host and port");
+	ok(parses("tcp:[::1]:9001") && strcmp(ep.host, "::1") == 0 &&
+	    strcmp(ep.port, "9001") == 0, "tcp: bracketed IPv6");
+	ok(parses("tcp:9002") && ep.host == NULL &&
+	    strcmp(ep.port, "9002") == 0, "tcp: port only means loopback");
+	ok(parses("tcp::9003") && ep.host == NULL, "tcp: empty host");
+	ok(parses("tcp:*:9004") && ep.wildcard, "tcp: every interface");
+	ok(parses("tcp:localhost:0") && strcmp(ep.port, "0") == 0,
+	    "tcp: port 0 to listen on");
+	ok(refused("tcp:127.0.0.1:65536", "0 to 65535"), "port too large");
+	ok(refused("tcp:127.0.0.1:-1", "0 to 65535"), "negative port");
+	ok(refused("tcp:127.0.0.1:", "0 to 65535"), "missing port");
+	ok(refused("tcp:127.0.0.1:90x", "0 to 65535"), "port not a number");
+	ok(refused("tcp:::1:9000", "[ADDRESS]:PORT"), "unbracketed IPv6");
+	ok(refused("tcp:[::1:9000", "[ADDRESS]:PORT"), "unclosed bracket");
+	ok(refused("tcp:127.0.0.1:0,connect", "other than 0"),
+	    "connect to port 0");
+	ok(refused("tcp:*:9000,connect", "other than 0"),
+	    "connect to every interface");
+	ok(refused("tcp:127.0.0.1:1,mode=0600", "does not apply"),
+	    "uds option on tcp");
+}
+
+static void
+test_types(void)
+{
+	ok(refused("tls:127.0.0.1:1", "not available"), "tls: not built");
+	ok(refused("pipe:dotnet", "Windows"), "pipe: Windows only");
+	ok(refused("namedpipe:dotnet", "Windows"), "namedpipe: Windows only");
+	ok(refused("/tmp/a.sock", "starts with uds: or tcp:"), "no type");
+}
+
+static void
+test_resolve(void)
+{
+	ok(parses("tcp:127.0.0.1:0") &&
+	    endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
+	    ep.addr.ss_family == AF_INET && endpoint_is_loopback(&ep),
+	    "127.0.0.1 is loopback");
+	ok(parses("tcp:127.9.9.9:1") &&
+	    endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
+	    endpoint_is_loopback(&ep), "127.9.9.9 is loopback");
+	ok(parses("tcp:[::1]:1") &&
+	    endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
+	    ep.addr.ss_family == AF_INET6 && endpoint_is_loopback(&ep),
+	    "::1 is loopback");
+	ok(parses("tcp:9000") && endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
+	    endpoint_is_loopback(&ep) &&
+	    strcmp(ep.name, "tcp:127.0.0.1:9000") == 0,
+	    "port only resolves to 127.0.0.1");
+	ok(parses("tcp:*:1") && endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
+	    !endpoint_is_loopback(&ep), "every interface is not loopback");
+	ok(parses("tcp:10.1.2.3:1") &&
+	    endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
+	    !endpoint_is_loopback(&ep), "10.1.2.3 is not loopback");
+	ok(parses("tcp:[::ffff:127.0.0.1]:1") &&
+	    endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
+	    endpoint_is_loopback(&ep), "v4-mapped 127.0.0.1 is loopback");
+	ok(parses("tcp:[::1]:7") &&
+	    endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
+	    strcmp(ep.name, "tcp:[::1]:7") == 0, "IPv6 name in brackets");
+}
+
+int
+main(void)
+{
+	test_uds();
+	test_tcp();
+	test_types();
+	test_resolve();
+	endpoint_clear(&ep);
+	return (tap_done());
+}
