@@ -1,0 +1,103 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/* The plain stream over a connected socket, shared by uds and tcp. */
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "router/dsroute.h"
+
+static ssize_t
+io_failed(struct conn *c, int want)
+{
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return (want);
+	c->error = errno;
+	return (IO_ERROR);
+}
+
+ssize_t
+socket_read(struct conn *c, void *buf, size_t len)
+{
+	ssize_t	 n;
+
+	if ((n = read(c->fd, buf, len)) == -1)
+		return (io_failed(c, IO_WANT_READ));
+	return (n);
+}
+
+ssize_t
+socket_write(struct conn *c, const void *buf, size_t len)
+{
+	ssize_t	 n;
+
+	if ((n = send(c->fd, buf, len, MSG_NOSIGNAL)) == -1)
+		return (io_failed(c, IO_WANT_WRITE));
+	return (n);
+}
+
+/* Write as much of the buffer as the socket takes, with one writev. */
+ssize_t
+socket_write_buffer(struct conn *c, struct evbuffer *buf)
+{
+	int	 n;
+
+	if ((n = evbuffer_write(buf, c->fd)) == -1)
+		return (io_failed(c, IO_WANT_WRITE));
+	return (n);
+}
+
+/* Send FIN; a peer that already went away is not an error here. */
+int
+socket_shutdown(struct conn *c)
+{
+	if (shutdown(c->fd, SHUT_WR) == -1 && errno != ENOTCONN) {
+		c->error = errno;
+		return (IO_ERROR);
+	}
+	return (0);
+}
+
+int
+socket_handshake(struct conn *c)
+{
+	return (0);
+}
+
+void
+socket_teardown(struct conn *c)
+{
+}
+
+int
+socket_nonblock(int fd)
+{
+	int	 flags;
+
+	if ((flags = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1)
+		return (-1);
+	return (0);
+}

@@ -1,0 +1,356 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Unix domain sockets.  A listening socket file is created safely: never
+ * over anything that is not a socket, over a socket only once a connect
+ * probe shows nobody answers, with its mode set before any client can
+ * connect and checked afterwards, and removed at exit only if it is still
+ * the inode we created.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <grp.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "router/dsroute.h"
+
+static int	 uds_listen(struct endpoint *, char *, size_t);
+static void	 uds_unlisten(struct endpoint *);
+static int	 uds_dial(struct endpoint *, int *);
+static int	 uds_setup(struct conn *, int);
+
+const struct transport transport_uds = {
+	.name = "uds",
+	.listen = uds_listen,
+	.unlisten = uds_unlisten,
+	.dial = uds_dial,
+	.setup = uds_setup,
+	.handshake = socket_handshake,
+	.read = socket_read,
+	.write = socket_write,
+	.write_buffer = socket_write_buffer,
+	.shutdown = socket_shutdown,
+	.teardown = socket_teardown,
+};
+
+static void
+uds_address(const struct endpoint *ep, struct sockaddr_un *sun)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	memcpy(sun->sun_path, ep->path, sizeof(sun->sun_path));
+}
+
+static const char *
+file_kind(mode_t mode)
+{
+	if (S_ISLNK(mode))
+		return ("symbolic link");
+	if (S_ISDIR(mode))
+		return ("directory");
+	if (S_ISREG(mode))
+		return ("regular file");
+	if (S_ISFIFO(mode))
+		return ("FIFO");
+	return ("non-socket file");
+}
+
+/*
+ * Probe the socket at path: return 1 when a listener answers, 0 when it
+ * refuses (a stale socket), -1 with errno on other errors.
+ */
+int
+uds_probe(const char *path)
+{
+	struct sockaddr_un	 sun;
+	int			 fd, rv;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return (-1);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+		rv = 1;
+	else if (errno == ECONNREFUSED)
+		rv = 0;
+	else if (errno == EAGAIN)
+		rv = 1;		/* a listener with a full backlog */
+	else
+		rv = -1;
+	close(fd);
+	return (rv);
+}
+
+/* Refuse a parent directory where others could replace our socket. */
+static int
+check_directory(const char *path, char *err, size_t len)
+{
+	char		 copy[PATH_MAX], *dir;
+	struct stat	 st;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	dir = dirname(copy);
+	if (stat(dir, &st) == -1) {
+		snprintf(err, len, "directory %s: %s", dir, strerror(errno));
+		return (-1);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, len, "%s is not a directory", dir);
+		return (-1);
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		snprintf(err, len, "directory %s is writable by others and "
+		    "not sticky: anyone could replace the socket; use a "
+		    "private directory", dir);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Remove a stale socket at the path, or refuse whatever else is there. */
+static int
+clear_path(struct endpoint *ep, char *err, size_t len)
+{
+	struct stat	 st, again;
+	int		 live;
+
+	if (lstat(ep->path, &st) == -1) {
+		if (errno == ENOENT)
+			return (0);
+		snprintf(err, len, "%s: %s", ep->path, strerror(errno));
+		return (-1);
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, len, "%s is a %s; refusing to replace it",
+		    ep->path, file_kind(st.st_mode));
+		return (-1);
+	}
+	if ((live = uds_probe(ep->path)) == 1) {
+		snprintf(err, len, "a live listener is already at %s "
+		    "(another router, or a runtime?); refusing to replace it",
+		    ep->path);
+		return (-1);
+	}
+	if (live == -1) {
+		snprintf(err, len, "cannot probe the socket at %s: %s",
+		    ep->path, strerror(errno));
+		return (-1);
+	}
+	/* Unlink only the inode we probed. */
+	if (lstat(ep->path, &again) == -1 || again.st_ino != st.st_ino ||
+	    again.st_dev != st.st_dev || !S_ISSOCK(again.st_mode)) {
+		snprintf(err, len, "%s changed while starting; refusing to "
+		    "touch it", ep->path);
+		return (-1);
+	}
+	if (unlink(ep->path) == -1) {
+		snprintf(err, len, "cannot remove the stale socket at %s: %s",
+		    ep->path, strerror(errno));
+		return (-1);
+	}
+	log_info("%s: removed a stale socket (nothing answered on it)",
+	    ep->name);
+	return (0);
+}
+
+static int
+lookup_ids(const struct endpoint *ep, uid_t *uid, gid_t *gid, char *err,
+    size_t len)
+{
+	struct passwd	*pw;
+	struct group	*gr;
+	char		*end;
+	unsigned long	 v;
+
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
+	if (ep->owner != NULL) {
+		v = strtoul(ep->owner, &end, 10);
+		if (*end == '\0' && *ep->owner != '\0')
+			*uid = (uid_t)v;
+		else if ((pw = getpwnam(ep->owner)) != NULL)
+			*uid = pw->pw_uid;
+		else {
+			snprintf(err, len, "owner=%s: no such user", ep->owner);
+			return (-1);
+		}
+	}
+	if (ep->group != NULL) {
+		v = strtoul(ep->group, &end, 10);
+		if (*end == '\0' && *ep->group != '\0')
+			*gid = (gid_t)v;
+		else if ((gr = getgrnam(ep->group)) != NULL)
+			*gid = gr->gr_gid;
+		else {
+			snprintf(err, len, "group=%s: no such group",
+			    ep->group);
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+static int
+uds_listen(struct endpoint *ep, char *err, size_t len)
+{
+	struct sockaddr_un	 sun;
+	struct stat		 st;
+	uid_t			 uid, want_uid;
+	gid_t			 gid;
+	mode_t			 old;
+	int			 fd, saved;
+
+	if (lookup_ids(ep, &uid, &gid, err, len) == -1 ||
+	    check_directory(ep->path, err, len) == -1 ||
+	    clear_path(ep, err, len) == -1)
+		return (-1);
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1) {
+		snprintf(err, len, "socket: %s", strerror(errno));
+		return (-1);
+	}
+	/*
+	 * Linux gives the new file the socket inode's mode less the umask:
+	 * set both so the file has exactly the requested mode from the
+	 * moment it exists.
+	 */
+	uds_address(ep, &sun);
+	old = umask(0);
+	if (fchmod(fd, ep->mode) == -1 ||
+	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		saved = errno;
+		umask(old);
+		if (saved == EADDRINUSE)
+			snprintf(err, len, "%s appeared while starting; "
+			    "refusing to replace it", ep->path);
+		else
+			snprintf(err, len, "bind %s: %s", ep->path,
+			    strerror(saved));
+		close(fd);
+		return (-1);
+	}
+	umask(old);
+
+	/* Owner and group before listen(): nobody can connect yet. */
+	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
+	    lchown(ep->path, uid, gid) == -1) {
+		snprintf(err, len, "cannot set the owner of %s: %s", ep->path,
+		    strerror(errno));
+		goto fail;
+	}
+	/* Check what we created, and fail closed if it is not that. */
+	want_uid = uid != (uid_t)-1 ? uid : geteuid();
+	if (lstat(ep->path, &st) == -1 || !S_ISSOCK(st.st_mode) ||
+	    (st.st_mode & 07777) != ep->mode || st.st_uid != want_uid ||
+	    (gid != (gid_t)-1 && st.st_gid != gid)) {
+		snprintf(err, len, "%s does not have the mode or owner "
+		    "requested; refusing to use it", ep->path);
+		goto fail;
+	}
+	if (listen(fd, SOMAXCONN) == -1) {
+		snprintf(err, len, "listen %s: %s", ep->path, strerror(errno));
+		goto fail;
+	}
+	ep->sock_dev = st.st_dev;
+	ep->sock_ino = st.st_ino;
+	ep->sock_created = 1;
+	return (fd);
+
+fail:
+	unlink(ep->path);
+	close(fd);
+	return (-1);
+}
+
+/* Remove the socket file, if it is still the one we created. */
+static void
+uds_unlisten(struct endpoint *ep)
+{
+	struct stat	 st;
+
+	if (!ep->sock_created)
+		return;
+	ep->sock_created = 0;
+	if (lstat(ep->path, &st) == 0 && st.st_dev == ep->sock_dev &&
+	    st.st_ino == ep->sock_ino)
+		unlink(ep->path);
+}
+
+static int
+uds_dial(struct endpoint *ep, int *pending)
+{
+	struct sockaddr_un	 sun;
+	int			 fd, saved;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1)
+		return (-1);
+	uds_address(ep, &sun);
+	*pending = 0;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		if (errno == EINPROGRESS) {
+			*pending = 1;
+			return (fd);
+		}
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return (-1);
+	}
+	return (fd);
+}
+
+/* Learn the peer's credentials; without them the peer gets nothing. */
+static int
+uds_setup(struct conn *c, int accepted)
+{
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
+	    len != sizeof(cred)) {
+		c->error = errno;
+		c->why = "cannot read the peer's credentials";
+		return (-1);
+	}
+	c->have_cred = 1;
+	c->pid = cred.pid;
+	c->uid = cred.uid;
+	c->gid = cred.gid;
+	snprintf(c->peer, sizeof(c->peer), "%s(pid %ld uid %lu)",
+	    c->endpoint->name, (long)cred.pid, (unsigned long)cred.uid);
+	return (0);
+}
