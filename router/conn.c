@@ -1,0 +1,310 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * One side of a session: a socket behind its transport, its two events
+ * and the bytes waiting to be written to it.  A conn exists before its
+ * socket does, so that a tool's first message can wait in the output of
+ * the runtime side until a runtime connection is dialled or handed over.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "dsroute.h"
+
+static void	 conn_event(evutil_socket_t, short, void *);
+static void	 conn_connected(struct conn *);
+static int	 conn_handshake(struct conn *);
+
+/* Prepare a conn with no socket yet.  Return -1 if out of memory. */
+int
+conn_init(struct conn *c, struct session *s, int side, struct endpoint *ep)
+{
+	memset(c, 0, sizeof(*c));
+	c->session = s;
+	c->side = side;
+	c->endpoint = ep;
+	c->transport = ep->transport;
+	c->fd = -1;
+	snprintf(c->peer, sizeof(c->peer), "%s", ep->name);
+	if ((c->out = evbuffer_new()) == NULL)
+		return (-1);
+	return (0);
+}
+
+static void
+conn_set_events(struct conn *c)
+{
+	event_assign(&c->rev, base, c->fd, EV_READ | EV_PERSIST, conn_event,
+	    c);
+	event_assign(&c->wev, base, c->fd, EV_WRITE | EV_PERSIST, conn_event,
+	    c);
+	c->rev_added = c->wev_added = 0;
+}
+
+/*
+ * Give the conn a connected socket (accepted, or dialled without delay),
+ * set up its transport and start the handshake.  Return -1 on failure.
+ */
+int
+conn_attach(struct conn *c, int fd, int accepted)
+{
+	c->fd = fd;
+	conn_set_events(c);
+	if (c->transport->setup(c, accepted) == -1)
+		return (-1);
+	c->handshaking = 1;
+	return (0);
+}
+
+/* Move the socket of src into dst, which keeps its own output. */
+void
+conn_move(struct conn *dst, struct conn *src)
+{
+	if (src->rev_added)
+		event_del(&src->rev);
+	if (src->wev_added)
+		event_del(&src->wev);
+	dst->fd = src->fd;
+	dst->endpoint = src->endpoint;
+	dst->transport = src->transport;
+	dst->tls = src->tls;
+	memcpy(dst->peer, src->peer, sizeof(dst->peer));
+	memcpy(dst->identity, src->identity, sizeof(dst->identity));
+	dst->have_cred = src->have_cred;
+	dst->pid = src->pid;
+	dst->uid = src->uid;
+	dst->gid = src->gid;
+	conn_set_events(dst);
+	src->fd = -1;
+	src->tls = NULL;
+	src->rev_added = src->wev_added = 0;
+}
+
+/* Close the socket; the output buffer stays for the session to free. */
+void
+conn_close(struct conn *c)
+{
+	if (c->fd == -1)
+		return;
+	if (c->rev_added)
+		event_del(&c->rev);
+	if (c->wev_added)
+		event_del(&c->wev);
+	c->rev_added = c->wev_added = 0;
+	c->transport->teardown(c);
+	c->tls = NULL;
+	close(c->fd);
+	c->fd = -1;
+	c->connecting = c->handshaking = 0;
+	c->reading = c->writing = 0;
+	c->eof = c->shut = c->throttled = 0;
+	c->rwant_write = c->wwant_read = 0;
+}
+
+void
+conn_free(struct conn *c)
+{
+	conn_close(c);
+	if (c->out != NULL)
+		evbuffer_free(c->out);
+	c->out = NULL;
+}
+
+int
+conn_is_open(const struct conn *c)
+{
+	return (c->fd != -1 && !c->connecting && !c->handshaking);
+}
+
+/* Describe the last failure of a conn. */
+const char *
+conn_error(const struct conn *c)
+{
+	if (c->why != NULL)
+		return (c->why);
+	if (c->error != 0)
+		return (strerror(c->error));
+	return ("failed");
+}
+
+static void
+set_event(struct event *ev, int *added, int want)
+{
+	if (want && !*added) {
+		event_add(ev, NULL);
+		*added = 1;
+	} else if (!want && *added) {
+		event_del(ev);
+		*added = 0;
+	}
+}
+
+/* Ask the event loop for exactly the readiness the conn waits for. */
+void
+conn_update(struct conn *c)
+{
+	int	 want_read, want_write;
+
+	if (c->fd == -1)
+		return;
+	if (c->connecting) {
+		want_read = 0;
+		want_write = 1;
+	} else if (c->handshaking) {
+		want_read = c->wwant_read;
+		want_write = c->rwant_write;
+	} else if (c->session == NULL) {
+		/* Parked: only EOF or an unexpected byte can arrive. */
+		want_read = 1;
+		want_write = 0;
+	} else {
+		want_read = (c->reading && !c->eof && !c->throttled &&
+		    !c->rwant_write) || c->wwant_read;
+		want_write = (c->writing && !c->wwant_read &&
+		    evbuffer_get_length(c->out) > 0) || c->rwant_write;
+	}
+	set_event(&c->rev, &c->rev_added, want_read);
+	set_event(&c->wev, &c->wev_added, want_write);
+}
+
+/*
+ * Start connecting the conn to its endpoint.  Return 0 when connected at
+ * once (the handshake follows), 1 while the connect is in progress, or -1
+ * with c->error set.
+ */
+int
+conn_dial(struct conn *c)
+{
+	int	 fd, pending;
+
+	c->error = 0;
+	c->why = NULL;
+	if ((fd = c->transport->dial(c->endpoint, &pending)) == -1) {
+		c->error = errno;
+		return (-1);
+	}
+	if (pending) {
+		c->fd = fd;
+		c->connecting = 1;
+		conn_set_events(c);
+		conn_update(c);
+		return (1);
+	}
+	if (conn_attach(c, fd, 0) == -1) {
+		conn_close(c);
+		return (-1);
+	}
+	return (0);
+}
+
+/* A pending connect finished: learn how, then start the handshake. */
+static void
+conn_connected(struct conn *c)
+{
+	socklen_t	 len = sizeof(c->error);
+	int		 fd = c->fd;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &c->error, &len) == -1)
+		c->error = errno;
+	c->connecting = 0;
+	if (c->error != 0 || c->transport->setup(c, 0) == -1) {
+		(void)session_conn_failed(c, "connect");
+		return;
+	}
+	c->handshaking = 1;
+	(void)conn_handshake(c);
+}
+
+/*
+ * Take one step of the transport's handshake; tell the session when the
+ * conn is ready or has failed.  Return -1 if the session closed.
+ */
+static int
+conn_handshake(struct conn *c)
+{
+	int	 rv;
+
+	c->rwant_write = c->wwant_read = 0;
+	rv = c->transport->handshake(c);
+	if (rv == 0) {
+		c->handshaking = 0;
+		return (session_conn_ready(c));
+	}
+	if (rv == IO_WANT_READ)
+		c->wwant_read = 1;
+	else if (rv == IO_WANT_WRITE)
+		c->rwant_write = 1;
+	else
+		return (session_conn_failed(c, "handshake"));
+	conn_update(c);
+	return (0);
+}
+
+/*
+ * Start a conn whose socket is connected: run its handshake.  Return -1
+ * if the session closed.
+ */
+int
+conn_start(struct conn *c)
+{
+	return (conn_handshake(c));
+}
+
+static void
+conn_event(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn	*c = arg;
+
+	if (c->session == NULL) {
+		runtime_parked_event(c);
+		return;
+	}
+	if (c->connecting) {
+		conn_connected(c);
+		return;
+	}
+	if (c->handshaking) {
+		(void)conn_handshake(c);
+		return;
+	}
+	if (what & EV_WRITE) {
+		if (c->rwant_write) {
+			c->rwant_write = 0;
+			if (pump_read(c) == -1)
+				return;
+		}
+		(void)pump_write(c);
+	} else {
+		if (c->wwant_read) {
+			c->wwant_read = 0;
+			if (pump_write(c) == -1)
+				return;
+		}
+		(void)pump_read(c);
+	}
+}

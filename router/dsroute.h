@@ -1,0 +1,393 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+#ifndef DSROUTE_H
+#define DSROUTE_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <event2/event_struct.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transports/transport.h"
+
+#define __dead		__attribute__((__noreturn__))
+
+struct evbuffer;
+struct evconnlistener;
+
+/*
+ * The wire protocol (ipc.c).  Everything is little-endian; see
+ * docs/protocol-notes.md for what the runtime really does.
+ */
+#define IPC_MAGIC_LEN		14	/* "DOTNET_IPC_V1" and a NUL */
+#define IPC_HEADER_LEN		20
+#define IPC_MESSAGE_MAX		65535	/* the header's size field is a u16 */
+#define ADVR_MAGIC_LEN		8	/* "ADVR_V1" and a NUL */
+#define ADVR_LEN		34
+#define IPC_COOKIE_LEN		16
+
+#define IPC_SET_DUMP		0x01
+#define IPC_SET_EVENTPIPE	0x02
+#define IPC_SET_PROFILER	0x03
+#define IPC_SET_PROCESS		0x04
+#define IPC_SET_SERVER		0xff
+#define IPC_ID_OK		0x00
+#define IPC_ID_ERROR		0xff
+
+#define HRESULT_BAD_ENCODING	0x80131384U
+#define HRESULT_ACCESS_DENIED	0x80070005U
+
+struct ipc_header {
+	uint16_t	 size;		/* whole message, header included */
+	uint8_t		 set;
+	uint8_t		 id;
+	uint16_t	 reserved;
+};
+
+struct advertise {
+	uint8_t		 cookie[IPC_COOKIE_LEN];
+	uint64_t	 pid;
+};
+
+/* What the first bytes of a connection turned out to be. */
+enum greeting_kind {
+	GREETING_MORE,			/* too few bytes to tell yet */
+	GREETING_ADVERTISE,		/* a runtime offering itself */
+	GREETING_COMMAND,		/* a tool's complete first message */
+	GREETING_INVALID
+};
+
+struct greeting {
+	enum greeting_kind	 kind;
+	size_t			 need;	/* bytes the greeting takes, once known */
+	struct ipc_header	 header;
+	struct advertise	 advertise;
+	const char		*error;	/* why it is invalid */
+	uint32_t		 hresult; /* error frame for a tool, or 0 */
+};
+
+/* One side of a route.  LOCAL is the first endpoint given, REMOTE the second. */
+#define SIDE_LOCAL		0
+#define SIDE_REMOTE		1
+#define OTHER_SIDE(s)		(1 - (s))
+
+enum endpoint_type {
+	ENDPOINT_UDS,
+	ENDPOINT_TCP
+};
+
+enum endpoint_role {
+	ROLE_AUTO,
+	ROLE_LISTEN,
+	ROLE_CONNECT
+};
+
+struct endpoint {
+	char			*spec;		/* as the user wrote it */
+	enum endpoint_type	 type;
+	enum endpoint_role	 role;		/* as given, then as decided */
+	const char		*why;		/* why this role */
+	const struct transport	*transport;
+
+	/* uds */
+	char			 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	mode_t			 mode;
+	char			*owner;
+	char			*group;
+	dev_t			 sock_dev;	/* the socket file we created */
+	ino_t			 sock_ino;
+	int			 sock_created;
+
+	/* tcp */
+	char			*host;		/* NULL: loopback */
+	char			 port[8];
+	int			 wildcard;	/* "*": every interface */
+	struct sockaddr_storage	 addr;		/* resolved at start-up */
+	socklen_t		 addrlen;
+
+	char			 name[160];	/* printable, with the bound port */
+};
+
+/* Connections (conn.c). */
+struct session;
+struct runtime;
+
+struct conn {
+	struct session		*session;	/* NULL while parked */
+	struct runtime		*parked_in;	/* the record holding it parked */
+	struct endpoint		*endpoint;
+	const struct transport	*transport;
+	void			*tls;		/* transport state */
+	int			 fd;
+	int			 side;
+	struct event		 rev;
+	struct event		 wev;
+	int			 rev_added;
+	int			 wev_added;
+	struct evbuffer		*out;		/* bytes waiting to be written here */
+
+	char			 peer[224];	/* printable peer */
+	int			 have_cred;	/* SO_PEERCRED of a uds peer */
+	pid_t			 pid;
+	uid_t			 uid;
+	gid_t			 gid;
+	char			 identity[256];	/* verified TLS peer, if any */
+
+	uint64_t		 nwritten;
+	int			 error;		/* errno of the last failure */
+	const char		*why;		/* transport's reason for failure */
+
+	unsigned		 connecting:1;	/* non-blocking connect pending */
+	unsigned		 handshaking:1;
+	unsigned		 reading:1;	/* the session wants its bytes */
+	unsigned		 writing:1;	/* writes are let through */
+	unsigned		 eof:1;		/* the peer ended its sending side */
+	unsigned		 throttled:1;	/* the peer's output is full */
+	unsigned		 shut:1;	/* we ended our sending side */
+	unsigned		 rwant_write:1;	/* a read waits for writability */
+	unsigned		 wwant_read:1;	/* a write waits for readability */
+};
+
+/* Sessions (session.c). */
+enum session_state {
+	S_CLASSIFY,		/* reading the first bytes of an accepted conn */
+	S_PROBE,		/* client-client: asking the runtime who it is */
+	S_DIAL,			/* connecting the other side */
+	S_WAIT_RUNTIME,		/* a tool waits for a parked runtime */
+	S_AWAIT_COMMAND,	/* advertise sent; the tool's command pending */
+	S_PUMP,			/* forwarding both ways */
+	S_DENY			/* sending an error frame, then closing */
+};
+
+struct session {
+	uint64_t		 id;
+	struct route		*route;
+	enum session_state	 state;
+	struct conn		 conn[2];	/* indexed by side */
+	int			 tool_side;	/* -1 until classified */
+	struct runtime		*runtime;	/* record of the paired runtime */
+	struct event		 timer;		/* the deadline of the state */
+	struct advertise	 advertise;	/* the runtime's, when known */
+	int			 have_advertise;
+	char			 command[40];	/* name of the first command */
+	struct timeval		 started;
+	struct conn		*dialing;	/* the conn being connected */
+	int			 dial_attempts;
+	uint64_t		 dial_deadline;	/* monotonic ms */
+	int			 offer;		/* a client-client offer */
+	int			 quiet;		/* end at debug level, not info */
+	int			 runtime_ended_first;
+	const char		*deny_reason;
+	TAILQ_ENTRY(session)	 entry;		/* all sessions */
+	TAILQ_ENTRY(session)	 wait_entry;	/* the route's waiting tools */
+	int			 waiting;
+};
+
+TAILQ_HEAD(session_list, session);
+
+/* A runtime known by its cookie, with at most one parked connection. */
+struct runtime {
+	struct route		*route;
+	int			 side;		/* the endpoint it dials */
+	struct advertise	 advertise;
+	struct conn		 parked;	/* fd -1 when none is parked */
+	int			 active;	/* sessions paired with it */
+	int			 gone;		/* its parked conn died */
+	uint64_t		 last_used;	/* monotonic ms */
+	TAILQ_ENTRY(runtime)	 entry;
+};
+
+TAILQ_HEAD(runtime_list, runtime);
+
+enum route_mode {
+	MODE_CLIENT_SERVER,	/* local connects, remote listens */
+	MODE_SERVER_SERVER,
+	MODE_SERVER_CLIENT,
+	MODE_CLIENT_CLIENT
+};
+
+struct listener {
+	struct route		*route;
+	int			 side;
+	struct evconnlistener	*evl;
+	struct event		 backoff;	/* re-enable after EMFILE */
+	int			 paused;
+};
+
+struct route {
+	char			*name;
+	struct endpoint		 endpoint[2];
+	struct listener		 listener[2];
+	enum route_mode		 mode;
+	int			 runtime_side;	/* client-client: who is the runtime */
+	struct runtime_list	 runtimes;
+	struct runtime		*current;	/* the runtime tools are served by */
+	TAILQ_HEAD(, session)	 waiting;	/* tools waiting for a runtime */
+	struct session		*offer;		/* client-client: the open offer */
+	struct event		 offer_timer;
+	struct event		 recheck_timer;	/* waiting tools look again */
+	int			 offer_backoff_ms;
+	TAILQ_ENTRY(route)	 entry;
+};
+
+TAILQ_HEAD(route_list, route);
+
+/* Process-wide settings (main.c). */
+struct settings {
+	int		 handshake_timeout_ms;
+	int		 connect_timeout_ms;
+	int		 backend_wait_ms;
+	int		 close_timeout_ms;
+	int		 shutdown_timeout_ms;
+	size_t		 high_water;
+	size_t		 low_water;
+	int		 unsafe_listen;
+	int		 runtime_side;	/* client-client default */
+};
+
+extern struct settings	 settings;
+extern struct event_base *base;
+extern struct route_list routes;
+extern struct session_list sessions;
+extern int		 draining;
+
+/* ipc.c */
+void		 ipc_classify(const uint8_t *, size_t, struct greeting *);
+const char	*ipc_command_name(uint8_t, uint8_t);
+void		 ipc_command_label(uint8_t, uint8_t, char *, size_t);
+void		 ipc_error_frame(uint8_t [24], uint32_t);
+void		 ipc_request(uint8_t [IPC_HEADER_LEN], uint8_t, uint8_t);
+void		 ipc_advertise_build(uint8_t [ADVR_LEN], const struct advertise *);
+int		 ipc_processinfo_parse(const uint8_t *, size_t,
+		    struct advertise *, uint32_t *);
+void		 ipc_cookie_hex(const uint8_t [IPC_COOKIE_LEN], char [33]);
+int		 ipc_default_socket_pid(const char *, long *);
+
+/* endpoint.c */
+int		 endpoint_parse(const char *, struct endpoint *, char *, size_t);
+void		 endpoint_clear(struct endpoint *);
+int		 endpoint_resolve(struct endpoint *, char *, size_t);
+int		 endpoint_is_loopback(const struct endpoint *);
+void		 endpoint_set_name(struct endpoint *);
+
+/* route.c */
+int		 route_start(struct route *, char *, size_t);
+void		 route_describe(struct route *);
+void		 route_stop_listening(struct route *);
+void		 route_free(struct route *);
+const char	*route_mode_name(enum route_mode);
+void		 route_listener_freed(void);
+void		 route_offer_schedule(struct route *, int);
+void		 route_recheck(struct route *, int);
+
+/* session.c */
+struct session	*session_new(struct route *);
+void		 session_accepted(struct route *, int, int, struct sockaddr *,
+		    socklen_t);
+void		 session_offer(struct route *);
+void		 session_close(struct session *, const char *);
+int		 session_conn_ready(struct conn *);
+int		 session_input(struct conn *);
+int		 session_eof(struct conn *);
+int		 session_conn_failed(struct conn *, const char *);
+void		 session_runtime_available(struct route *);
+void		 session_drain_all(void);
+void		 session_close_all(const char *);
+
+/* runtime.c */
+int		 runtime_park(struct session *);
+int		 runtime_take(struct session *);
+void		 runtime_release(struct session *);
+void		 runtime_parked_event(struct conn *);
+void		 runtime_drop_all(struct route *);
+struct runtime	*runtime_find(struct route *, const uint8_t *);
+
+/* pump.c */
+int		 pump_read(struct conn *);
+int		 pump_write(struct conn *);
+int		 pump_start(struct session *);
+void		 pump_update(struct session *);
+
+/* judge.c */
+struct verdict {
+	int		 allow;
+	uint32_t	 hresult;	/* error frame for a denial */
+	const char	*rule;		/* which rule decided */
+	const char	*reason;
+};
+void		 judge_command(struct session *, const uint8_t *, size_t,
+		    const struct greeting *, struct verdict *);
+
+/* conn.c */
+int		 conn_init(struct conn *, struct session *, int, struct endpoint *);
+int		 conn_attach(struct conn *, int, int);
+int		 conn_start(struct conn *);
+void		 conn_move(struct conn *, struct conn *);
+void		 conn_close(struct conn *);
+void		 conn_free(struct conn *);
+void		 conn_update(struct conn *);
+int		 conn_dial(struct conn *);
+int		 conn_is_open(const struct conn *);
+const char	*conn_error(const struct conn *);
+
+/* log.c */
+enum log_level {
+	LL_NONE,
+	LL_CRITICAL,
+	LL_ERROR,
+	LL_WARNING,
+	LL_INFO,
+	LL_DEBUG,
+	LL_TRACE
+};
+
+int		 log_level_parse(const char *, enum log_level *);
+void		 log_set_level(enum log_level);
+int		 log_enabled(enum log_level);
+void		 log_msg(enum log_level, const char *, ...)
+		    __attribute__((__format__(__printf__, 2, 3)));
+void		 log_vmsg(enum log_level, const char *, va_list)
+		    __attribute__((__format__(__printf__, 2, 0)));
+void		 fatalx(const char *, ...)
+		    __attribute__((__format__(__printf__, 1, 2))) __dead;
+void		 log_escape(char *, size_t, const char *, size_t);
+
+#define log_critical(...)	log_msg(LL_CRITICAL, __VA_ARGS__)
+#define log_error(...)		log_msg(LL_ERROR, __VA_ARGS__)
+#define log_warning(...)	log_msg(LL_WARNING, __VA_ARGS__)
+#define log_info(...)		log_msg(LL_INFO, __VA_ARGS__)
+#define log_debug(...)		log_msg(LL_DEBUG, __VA_ARGS__)
+#define log_trace(...)		log_msg(LL_TRACE, __VA_ARGS__)
+
+/* util.c */
+uint64_t	 now_ms(void);
+void		 timeval_ms(struct timeval *, int);
+double		 elapsed_s(const struct timeval *);
+void		 sockaddr_name(const struct sockaddr *, socklen_t, char *,
+		    size_t);
+int		 parse_ms(const char *, int *);
+int		 parse_size(const char *, size_t *);
+void		*xcalloc(size_t, size_t);
+char		*xstrdup(const char *);
+
+#endif /* DSROUTE_H */

@@ -1,0 +1,140 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Logging to stderr, one line per message.  Levels and prefixes are those
+ * of dotnet-dsrouter (Microsoft.Extensions.Logging): tools that launch a
+ * router re-colour its output by them.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsroute.h"
+
+static enum log_level	 log_level = LL_INFO;
+
+static const struct {
+	const char	*name;
+	const char	*prefix;
+} levels[] = {
+	[LL_NONE] = { "none", "" },
+	[LL_CRITICAL] = { "critical", "crit" },
+	[LL_ERROR] = { "error", "fail" },
+	[LL_WARNING] = { "warning", "warn" },
+	[LL_INFO] = { "info", "info" },
+	[LL_DEBUG] = { "debug", "dbug" },
+	[LL_TRACE] = { "trace", "trce" },
+};
+
+/* Parse a level name as dotnet-dsrouter's --verbose takes it. */
+int
+log_level_parse(const char *name, enum log_level *level)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		if (strcasecmp(name, levels[i].name) == 0) {
+			*level = i;
+			return (0);
+		}
+	}
+	return (-1);
+}
+
+void
+log_set_level(enum log_level level)
+{
+	log_level = level;
+}
+
+int
+log_enabled(enum log_level level)
+{
+	return (level != LL_NONE && level <= log_level);
+}
+
+void
+log_vmsg(enum log_level level, const char *fmt, va_list ap)
+{
+	char	 line[2048];
+	int	 saved_errno = errno;
+
+	if (!log_enabled(level))
+		return;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fprintf(stderr, "%s: %s\n", levels[level].prefix, line);
+	errno = saved_errno;
+}
+
+void
+log_msg(enum log_level level, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	log_vmsg(level, fmt, ap);
+	va_end(ap);
+}
+
+/* Log a critical message and exit non-zero: start-up errors only. */
+void
+fatalx(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	if (log_level == LL_NONE)
+		log_level = LL_CRITICAL;
+	log_vmsg(LL_CRITICAL, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+/*
+ * Copy src into dst for a log line, replacing bytes that are not printable
+ * ASCII with \xNN, so that a peer cannot forge log lines.
+ */
+void
+log_escape(char *dst, size_t dstlen, const char *src, size_t srclen)
+{
+	static const char	 digits[] = "0123456789abcdef";
+	size_t			 i, o = 0;
+	unsigned char		 ch;
+
+	if (dstlen == 0)
+		return;
+	for (i = 0; i < srclen && src[i] != '\0'; i++) {
+		ch = (unsigned char)src[i];
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
+			if (o + 1 >= dstlen)
+				break;
+			dst[o++] = ch;
+		} else {
+			if (o + 4 >= dstlen)
+				break;
+			dst[o++] = '\\';
+			dst[o++] = 'x';
+			dst[o++] = digits[ch >> 4];
+			dst[o++] = digits[ch & 0xf];
+		}
+	}
+	dst[o] = '\0';
+}

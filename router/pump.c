@@ -1,0 +1,275 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Moving bytes between the two conns of a session.
+ *
+ * Every read goes into one scratch buffer (the router has one thread) and
+ * is written straight to the peer when nothing is queued for it; only
+ * what the peer does not take is copied into its output.  So the fast
+ * path allocates nothing, an idle session holds no buffer, and a slow
+ * reader costs at most the high water mark per direction: reading from
+ * the source stops there and resumes below the low water mark.
+ *
+ * The same reads feed the session's first-message logic: before the pump
+ * starts, the peer is not writable and its output collects the greeting.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "dsroute.h"
+
+/* Large reads are what make a relay fast (see bench/README.md). */
+static uint8_t	 scratch[256 * 1024];
+
+static struct conn *
+peer_of(struct conn *c)
+{
+	return (&c->session->conn[OTHER_SIDE(c->side)]);
+}
+
+static const char *
+side_role(const struct session *s, const struct conn *c)
+{
+	if (s->tool_side == -1)
+		return ("peer");
+	return (c->side == s->tool_side ? "tool" : "runtime");
+}
+
+/* Close the session because an operation on c failed. */
+static int
+io_failed(struct session *s, struct conn *c, const char *op)
+{
+	char	 reason[160];
+
+	/* Writing to a peer that already ended is how it closes. */
+	if (c->eof && (c->error == EPIPE || c->error == ECONNRESET))
+		snprintf(reason, sizeof(reason), "%s closed", side_role(s, c));
+	else
+		snprintf(reason, sizeof(reason), "%s %s failed: %s",
+		    side_role(s, c), op, conn_error(c));
+	session_close(s, reason);
+	return (-1);
+}
+
+/*
+ * Hand n bytes read from the peer of p to p: write them at once when
+ * nothing is waiting, queue the rest.  Return -1 if the session closed.
+ */
+static int
+deliver(struct conn *p, const uint8_t *buf, size_t n)
+{
+	ssize_t	 w = 0;
+
+	if (p->writing && conn_is_open(p) && !p->wwant_read &&
+	    evbuffer_get_length(p->out) == 0) {
+		w = p->transport->write(p, buf, n);
+		if (w == IO_ERROR)
+			return (io_failed(p->session, p, "write"));
+		if (w == IO_WANT_READ)
+			p->wwant_read = 1;
+		if (w < 0)
+			w = 0;
+		p->nwritten += w;
+	}
+	if ((size_t)w < n && evbuffer_add(p->out, buf + w, n - w) == -1) {
+		session_close(p->session, "out of memory");
+		return (-1);
+	}
+	conn_update(p);
+	return (0);
+}
+
+/*
+ * End our sending direction on c once its source has ended and everything
+ * queued for c is out.  A failure shows up on the next read or write.
+ */
+static void
+maybe_shutdown(struct conn *c)
+{
+	if (c->shut || !conn_is_open(c) || !c->writing ||
+	    c->session->state != S_PUMP || !peer_of(c)->eof ||
+	    evbuffer_get_length(c->out) != 0)
+		return;
+	c->shut = 1;
+	(void)c->transport->shutdown(c);
+}
+
+/* Close the session when both directions have finished. */
+static int
+check_done(struct session *s)
+{
+	struct conn	*a = &s->conn[0], *b = &s->conn[1];
+
+	if (s->state != S_PUMP)
+		return (0);
+	if (a->eof && b->eof && a->shut && b->shut &&
+	    evbuffer_get_length(a->out) == 0 &&
+	    evbuffer_get_length(b->out) == 0) {
+		session_close(s, s->runtime_ended_first ? "runtime closed" :
+		    "tool closed");
+		return (-1);
+	}
+	return (0);
+}
+
+/* The source c reached EOF: pass it on as a half-close. */
+static int
+pump_eof(struct conn *c)
+{
+	struct session	*s = c->session;
+	struct conn	*p = peer_of(c);
+	struct timeval	 tv;
+
+	c->eof = 1;
+	if (s->state != S_PUMP)
+		return (session_eof(c));
+	if (c->side != s->tool_side && !p->eof) {
+		/* The runtime is done: the tool gets a while to close. */
+		s->runtime_ended_first = 1;
+		timeval_ms(&tv, settings.close_timeout_ms);
+		evtimer_add(&s->timer, &tv);
+	}
+	maybe_shutdown(p);
+	conn_update(c);
+	conn_update(p);
+	return (check_done(s));
+}
+
+/*
+ * Read what c has to say into its peer.  One read per readiness event:
+ * the loop polls again, and a read that would block costs a system call.
+ * Return -1 if the session closed.
+ */
+int
+pump_read(struct conn *c)
+{
+	struct session	*s = c->session;
+	struct conn	*p = peer_of(c);
+	size_t		 queued, room;
+	ssize_t		 n;
+
+	if (!c->reading || c->eof || !conn_is_open(c)) {
+		conn_update(c);
+		return (0);
+	}
+	queued = evbuffer_get_length(p->out);
+	if (queued >= settings.high_water) {
+		c->throttled = 1;
+		conn_update(c);
+		return (0);
+	}
+	room = settings.high_water - queued;
+	if (room > sizeof(scratch))
+		room = sizeof(scratch);
+
+	n = c->transport->read(c, scratch, room);
+	if (n == IO_WANT_READ) {
+		conn_update(c);
+		return (0);
+	}
+	if (n == IO_WANT_WRITE) {
+		c->rwant_write = 1;
+		conn_update(c);
+		return (0);
+	}
+	if (n == IO_ERROR)
+		return (io_failed(s, c, "read"));
+	if (n == 0)
+		return (pump_eof(c));
+
+	if (deliver(p, scratch, n) == -1)
+		return (-1);
+	if (evbuffer_get_length(p->out) >= settings.high_water)
+		c->throttled = 1;
+	conn_update(c);
+	return (session_input(c));
+}
+
+/*
+ * Write what is queued for c.  Resume the source once the queue falls
+ * below the low water mark.  Return -1 if the session closed.
+ */
+int
+pump_write(struct conn *c)
+{
+	struct session	*s = c->session;
+	struct conn	*src = peer_of(c);
+	ssize_t		 n;
+
+	if (!c->writing || !conn_is_open(c)) {
+		conn_update(c);
+		return (0);
+	}
+	if (evbuffer_get_length(c->out) > 0) {
+		n = c->transport->write_buffer(c, c->out);
+		if (n == IO_ERROR)
+			return (io_failed(s, c, "write"));
+		if (n == IO_WANT_READ)
+			c->wwant_read = 1;
+		if (n > 0)
+			c->nwritten += n;
+	}
+	if (src->throttled &&
+	    evbuffer_get_length(c->out) < settings.low_water) {
+		src->throttled = 0;
+		/* A transport may hold bytes the socket no longer signals. */
+		if (conn_is_open(src) && src->reading && !src->eof)
+			event_active(&src->rev, EV_READ, 0);
+	}
+	if (evbuffer_get_length(c->out) == 0) {
+		if (s->state == S_DENY && !c->shut) {
+			c->shut = 1;
+			(void)c->transport->shutdown(c);
+		} else
+			maybe_shutdown(c);
+	}
+	conn_update(c);
+	conn_update(src);
+	return (check_done(s));
+}
+
+/*
+ * Both sides are connected and the first message may go: forward both
+ * ways from now on.  Return -1 if the session closed.
+ */
+int
+pump_start(struct session *s)
+{
+	struct conn	*tool = &s->conn[s->tool_side];
+	struct conn	*rt = &s->conn[OTHER_SIDE(s->tool_side)];
+
+	s->state = S_PUMP;
+	evtimer_del(&s->timer);
+	tool->reading = rt->reading = 1;
+	tool->writing = rt->writing = 1;
+	if (pump_write(rt) == -1 || pump_write(tool) == -1)
+		return (-1);
+	/* A tool that half-closed after its command: pass that on too. */
+	maybe_shutdown(rt);
+	conn_update(tool);
+	conn_update(rt);
+	return (check_done(s));
+}

@@ -1,0 +1,391 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * A route pairs two endpoints.  Here its roles are decided and explained,
+ * its listeners opened (with a pause instead of a spin when descriptors
+ * run out), and its client-client offers scheduled.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "dsroute.h"
+
+#define ACCEPT_PAUSE_MS		250
+
+struct route_list	 routes = TAILQ_HEAD_INITIALIZER(routes);
+static int		 paused_listeners;
+
+static const char *const side_names[] = { "local", "remote" };
+
+const char *
+route_mode_name(enum route_mode mode)
+{
+	switch (mode) {
+	case MODE_CLIENT_SERVER:
+		return ("client-server");
+	case MODE_SERVER_SERVER:
+		return ("server-server");
+	case MODE_SERVER_CLIENT:
+		return ("server-client");
+	case MODE_CLIENT_CLIENT:
+		return ("client-client");
+	}
+	return ("?");
+}
+
+/* Decide the role of an endpoint that was given none. */
+static void
+decide_role(struct endpoint *ep)
+{
+	if (ep->role != ROLE_AUTO)
+		return;
+	if (ep->type == ENDPOINT_UDS && uds_probe(ep->path) == 1) {
+		ep->role = ROLE_CONNECT;
+		ep->why = "a listener is already at the path";
+	} else if (ep->type == ENDPOINT_UDS) {
+		ep->role = ROLE_LISTEN;
+		ep->why = "nothing is listening at the path";
+	} else {
+		ep->role = ROLE_LISTEN;
+		ep->why = "network endpoints listen unless ,connect is given";
+	}
+}
+
+static void
+accept_cb(struct evconnlistener *evl, evutil_socket_t fd, struct sockaddr *sa,
+    int salen, void *arg)
+{
+	struct listener	*l = arg;
+
+	if (draining) {
+		close(fd);
+		return;
+	}
+	session_accepted(l->route, l->side, fd, sa, salen);
+}
+
+static void
+listener_resume(struct listener *l)
+{
+	if (!l->paused)
+		return;
+	l->paused = 0;
+	paused_listeners--;
+	evtimer_del(&l->backoff);
+	if (!draining)
+		evconnlistener_enable(l->evl);
+}
+
+static void
+backoff_cb(evutil_socket_t fd, short what, void *arg)
+{
+	listener_resume(arg);
+}
+
+/*
+ * accept() failed for a reason other than a transient one.  Out of
+ * descriptors or memory, stop accepting for a while rather than spin on a
+ * listener that stays readable; a closing session resumes it earlier.
+ */
+static void
+accept_error_cb(struct evconnlistener *evl, void *arg)
+{
+	struct listener	*l = arg;
+	struct timeval	 tv;
+	int		 error = EVUTIL_SOCKET_ERROR();
+
+	if (error != EMFILE && error != ENFILE && error != ENOBUFS &&
+	    error != ENOMEM) {
+		log_error("%s: accept: %s", l->route->endpoint[l->side].name,
+		    strerror(error));
+		return;
+	}
+	if (!l->paused) {
+		log_warning("%s: cannot accept (%s); pausing new connections",
+		    l->route->endpoint[l->side].name, strerror(error));
+		l->paused = 1;
+		paused_listeners++;
+	}
+	evconnlistener_disable(evl);
+	timeval_ms(&tv, ACCEPT_PAUSE_MS);
+	evtimer_add(&l->backoff, &tv);
+}
+
+/* A session freed descriptors: paused listeners may accept again. */
+void
+route_listener_freed(void)
+{
+	struct route	*r;
+	int		 side;
+
+	if (paused_listeners == 0)
+		return;
+	TAILQ_FOREACH(r, &routes, entry) {
+		for (side = 0; side < 2; side++) {
+			if (r->listener[side].evl != NULL)
+				listener_resume(&r->listener[side]);
+		}
+	}
+}
+
+static int
+listener_open(struct route *r, int side, char *err, size_t len)
+{
+	struct listener	*l = &r->listener[side];
+	struct endpoint	*ep = &r->endpoint[side];
+	int		 fd;
+
+	if ((fd = ep->transport->listen(ep, err, len)) == -1)
+		return (-1);
+	l->route = r;
+	l->side = side;
+	l->evl = evconnlistener_new(base, accept_cb, l,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+	if (l->evl == NULL) {
+		snprintf(err, len, "%s: cannot watch the listener", ep->name);
+		close(fd);
+		ep->transport->unlisten(ep);
+		return (-1);
+	}
+	evconnlistener_set_error_cb(l->evl, accept_error_cb);
+	evtimer_assign(&l->backoff, base, backoff_cb, l);
+	return (0);
+}
+
+static void
+offer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct route	*r = arg;
+
+	if (!draining && r->offer == NULL)
+		session_offer(r);
+}
+
+/*
+ * Open the next client-client offer after delay ms: 0 at once, -1 after
+ * a back-off that grows while offers keep failing.
+ */
+void
+route_offer_schedule(struct route *r, int delay)
+{
+	struct timeval	 tv;
+
+	if (delay == 0)
+		r->offer_backoff_ms = 0;
+	else if (delay < 0) {
+		r->offer_backoff_ms = r->offer_backoff_ms == 0 ? 10 :
+		    r->offer_backoff_ms * 2;
+		if (r->offer_backoff_ms > 500)
+			r->offer_backoff_ms = 500;
+		delay = r->offer_backoff_ms;
+	}
+	timeval_ms(&tv, delay);
+	evtimer_add(&r->offer_timer, &tv);
+}
+
+static void
+recheck_cb(evutil_socket_t fd, short what, void *arg)
+{
+	session_runtime_available(arg);
+}
+
+/* Let the tools waiting for a runtime look again after ms. */
+void
+route_recheck(struct route *r, int ms)
+{
+	struct timeval	 tv;
+
+	timeval_ms(&tv, ms);
+	evtimer_add(&r->recheck_timer, &tv);
+}
+
+/*
+ * Resolve the endpoints, decide their roles, refuse unsafe listeners and
+ * start listening.  On error, return -1 with a one-line reason in err.
+ */
+int
+route_start(struct route *r, char *err, size_t len)
+{
+	struct endpoint	*ep;
+	char		 why[256];
+	int		 side;
+
+	TAILQ_INIT(&r->runtimes);
+	TAILQ_INIT(&r->waiting);
+	evtimer_assign(&r->offer_timer, base, offer_cb, r);
+	evtimer_assign(&r->recheck_timer, base, recheck_cb, r);
+
+	for (side = 0; side < 2; side++) {
+		ep = &r->endpoint[side];
+		if (endpoint_resolve(ep, why, sizeof(why)) == -1) {
+			snprintf(err, len, "%s: %s", ep->spec, why);
+			return (-1);
+		}
+		decide_role(ep);
+		if (ep->type == ENDPOINT_TCP && ep->role == ROLE_LISTEN &&
+		    !endpoint_is_loopback(ep) && !settings.unsafe_listen) {
+			snprintf(err, len, "%s: refusing to listen for "
+			    "plaintext TCP beyond loopback: anyone who reaches "
+			    "it could control the runtime; listen on "
+			    "127.0.0.1 (with kubectl port-forward or ssh -L) "
+			    "or pass --unsafe-listen", ep->spec);
+			return (-1);
+		}
+	}
+	if (r->endpoint[SIDE_LOCAL].role == ROLE_CONNECT)
+		r->mode = r->endpoint[SIDE_REMOTE].role == ROLE_CONNECT ?
+		    MODE_CLIENT_CLIENT : MODE_CLIENT_SERVER;
+	else
+		r->mode = r->endpoint[SIDE_REMOTE].role == ROLE_CONNECT ?
+		    MODE_SERVER_CLIENT : MODE_SERVER_SERVER;
+
+	for (side = 0; side < 2; side++) {
+		if (r->endpoint[side].role != ROLE_LISTEN)
+			continue;
+		if (listener_open(r, side, err, len) == -1) {
+			route_stop_listening(r);
+			return (-1);
+		}
+	}
+	if (r->mode == MODE_CLIENT_CLIENT) {
+		r->runtime_side = settings.runtime_side;
+		route_offer_schedule(r, 0);
+	}
+	return (0);
+}
+
+/* Print what an endpoint does and why. */
+static void
+describe_endpoint(struct route *r, int side)
+{
+	struct endpoint	*ep = &r->endpoint[side];
+	char		 extra[48] = "";
+
+	if (ep->type == ENDPOINT_UDS && ep->role == ROLE_LISTEN)
+		snprintf(extra, sizeof(extra), ", mode %04o",
+		    (unsigned)ep->mode);
+	log_info("%s %s: %s (%s)%s", side_names[side], ep->name,
+	    ep->role == ROLE_LISTEN ? "listening" : "connecting per session",
+	    ep->why, extra);
+}
+
+/* Print the settings a runtime or a tool needs to use an endpoint. */
+static void
+describe_use(struct route *r, int side)
+{
+	struct endpoint	*ep = &r->endpoint[side];
+	const char	*addr = ep->name + 4;	/* past "uds:" or "tcp:" */
+	long		 pid;
+
+	if (ep->type == ENDPOINT_UDS && ep->role == ROLE_LISTEN) {
+		log_info("  runtime on this host: "
+		    "DOTNET_DiagnosticPorts=%s,nosuspend (or ,suspend to wait "
+		    "for a tool at start-up)", ep->path);
+		log_info("  tool on this host: dotnet-trace collect "
+		    "--diagnostic-port %s,connect", ep->path);
+	} else if (ep->type == ENDPOINT_UDS) {
+		if (ipc_default_socket_pid(ep->path, &pid))
+			log_info("  %s is the default diagnostic port of "
+			    "process %ld", ep->path, pid);
+		else
+			log_info("  a runtime's port, or a tool listening: "
+			    "dotnet-trace collect --diagnostic-port %s",
+			    ep->path);
+	} else if (ep->role == ROLE_LISTEN) {
+		log_info("  tools on another host: dsroute "
+		    "uds:/tmp/dsroute.sock tcp:THIS-HOST:%s,connect, then "
+		    "dotnet-trace collect --diagnostic-port "
+		    "/tmp/dsroute.sock,connect", ep->port[0] == '0' ?
+		    strrchr(addr, ':') + 1 : ep->port);
+		log_info("  a mobile runtime: DOTNET_DiagnosticPorts=%s,connect",
+		    addr);
+	} else
+		log_info("  a runtime listening on TCP "
+		    "(DOTNET_DiagnosticPorts=%s,listen on a mobile device), or "
+		    "another dsroute listening there", addr);
+}
+
+/* Log what the route does, and the lines that make a runtime and a tool use it. */
+void
+route_describe(struct route *r)
+{
+	int	 side;
+
+	log_info("route %s: %s", r->name, route_mode_name(r->mode));
+	for (side = 0; side < 2; side++)
+		describe_endpoint(r, side);
+	switch (r->mode) {
+	case MODE_CLIENT_CLIENT:
+		log_info("the runtime is on the %s side; this router offers it "
+		    "to the listening tool as the runtime would",
+		    side_names[r->runtime_side]);
+		break;
+	default:
+		log_info("each accepted connection is classified by its first "
+		    "bytes: a runtime's advertise or a tool's command");
+		break;
+	}
+	for (side = 0; side < 2; side++)
+		describe_use(r, side);
+}
+
+/* Stop accepting, and remove the socket files we created. */
+void
+route_stop_listening(struct route *r)
+{
+	struct listener	*l;
+	int		 side;
+
+	for (side = 0; side < 2; side++) {
+		l = &r->listener[side];
+		if (l->evl == NULL)
+			continue;
+		if (l->paused) {
+			l->paused = 0;
+			paused_listeners--;
+		}
+		evtimer_del(&l->backoff);
+		evconnlistener_free(l->evl);
+		l->evl = NULL;
+		r->endpoint[side].transport->unlisten(&r->endpoint[side]);
+	}
+	evtimer_del(&r->offer_timer);
+	evtimer_del(&r->recheck_timer);
+}
+
+void
+route_free(struct route *r)
+{
+	route_stop_listening(r);
+	runtime_drop_all(r);
+	endpoint_clear(&r->endpoint[SIDE_LOCAL]);
+	endpoint_clear(&r->endpoint[SIDE_REMOTE]);
+	free(r->name);
+	free(r);
+}

@@ -1,0 +1,247 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Runtimes that dial us, known by the cookie of their advertise.  A
+ * runtime keeps at most one idle connection open to a port and opens the
+ * next one only after a command has taken it; we keep at most one parked
+ * per cookie (a newer one replaces the older) and notice when a parked
+ * connection dies.
+ *
+ * Tools are served by one "current" runtime, so that a StopTracing reaches
+ * the process the CollectTracing went to.  While the current runtime is
+ * busy with a command its next connection is awaited; once it is gone,
+ * the runtime that advertised most recently becomes current.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "dsroute.h"
+
+#define RECONNECT_GRACE_MS	1000
+
+struct runtime *
+runtime_find(struct route *r, const uint8_t *cookie)
+{
+	struct runtime	*rt;
+
+	TAILQ_FOREACH(rt, &r->runtimes, entry) {
+		if (memcmp(rt->advertise.cookie, cookie, IPC_COOKIE_LEN) == 0)
+			return (rt);
+	}
+	return (NULL);
+}
+
+static void
+runtime_free(struct runtime *rt)
+{
+	struct route	*r = rt->route;
+
+	if (r->current == rt)
+		r->current = NULL;
+	TAILQ_REMOVE(&r->runtimes, rt, entry);
+	conn_free(&rt->parked);
+	free(rt);
+}
+
+static void
+runtime_name(const struct runtime *rt, char *buf, size_t len)
+{
+	char	 cookie[33];
+
+	ipc_cookie_hex(rt->advertise.cookie, cookie);
+	snprintf(buf, len, "runtime pid %" PRIu64 " (cookie %s)",
+	    rt->advertise.pid, cookie);
+}
+
+/*
+ * Park the runtime conn of a session that just read its advertise.
+ * Return -1 if out of memory.
+ */
+int
+runtime_park(struct session *s)
+{
+	struct route	*r = s->route;
+	struct conn	*c = &s->conn[OTHER_SIDE(s->tool_side)];
+	struct runtime	*rt;
+	char		 name[96];
+
+	if ((rt = runtime_find(r, s->advertise.cookie)) == NULL) {
+		if ((rt = calloc(1, sizeof(*rt))) == NULL)
+			return (-1);
+		if (conn_init(&rt->parked, NULL, c->side, c->endpoint) == -1) {
+			free(rt);
+			return (-1);
+		}
+		rt->route = r;
+		rt->advertise = s->advertise;
+		rt->parked.parked_in = rt;
+		TAILQ_INSERT_TAIL(&r->runtimes, rt, entry);
+		runtime_name(rt, name, sizeof(name));
+		log_info("%s connected on %s", name, c->endpoint->name);
+	} else if (rt->parked.fd != -1) {
+		runtime_name(rt, name, sizeof(name));
+		log_debug("%s: a newer connection replaces the parked one",
+		    name);
+		conn_close(&rt->parked);
+	}
+	rt->side = c->side;
+	rt->gone = 0;
+	rt->last_used = now_ms();
+	conn_move(&rt->parked, c);
+	conn_update(&rt->parked);
+	return (0);
+}
+
+/*
+ * Choose the runtime to serve a tool on tool_side, or NULL to wait for
+ * one.  Records of runtimes that are gone, or that have not come back
+ * within the backend wait after their last command, are dropped here.
+ */
+static struct runtime *
+runtime_pick(struct route *r, int tool_side)
+{
+	struct runtime	*rt, *next, *best = NULL;
+	uint64_t	 now = now_ms();
+
+	for (rt = TAILQ_FIRST(&r->runtimes); rt != NULL; rt = next) {
+		next = TAILQ_NEXT(rt, entry);
+		if (rt->parked.fd == -1 && rt->active == 0 && (rt->gone ||
+		    now - rt->last_used > (uint64_t)settings.backend_wait_ms))
+			runtime_free(rt);
+	}
+	rt = r->current;
+	if (rt != NULL && rt->side != tool_side && !rt->gone) {
+		if (rt->parked.fd != -1)
+			return (rt);
+		/*
+		 * A runtime reconnects as soon as its command is done.  Wait
+		 * while a command is in flight, or briefly after one; past
+		 * that it may have died mid-command, with no parked
+		 * connection to tell us.
+		 */
+		if (rt->active > 0)
+			return (NULL);
+		if (now - rt->last_used < RECONNECT_GRACE_MS) {
+			route_recheck(r, RECONNECT_GRACE_MS -
+			    (int)(now - rt->last_used));
+			return (NULL);
+		}
+	}
+	TAILQ_FOREACH(rt, &r->runtimes, entry) {
+		if (rt->side == tool_side || rt->parked.fd == -1)
+			continue;
+		if (best == NULL || rt->last_used >= best->last_used)
+			best = rt;
+	}
+	return (best);
+}
+
+/*
+ * Hand a parked runtime connection to a tool's session.  Return 1 if the
+ * session now has its runtime, 0 if it has to wait.
+ */
+int
+runtime_take(struct session *s)
+{
+	struct route	*r = s->route;
+	struct runtime	*rt;
+	char		 name[96];
+
+	if ((rt = runtime_pick(r, s->tool_side)) == NULL)
+		return (0);
+	if (r->current != rt) {
+		runtime_name(rt, name, sizeof(name));
+		log_info("%s now serves tools on %s", name,
+		    r->endpoint[s->tool_side].name);
+	}
+	r->current = rt;
+	conn_move(&s->conn[rt->side], &rt->parked);
+	s->runtime = rt;
+	s->advertise = rt->advertise;
+	s->have_advertise = 1;
+	rt->active++;
+	rt->last_used = now_ms();
+	return (1);
+}
+
+/* A session paired with a runtime ended. */
+void
+runtime_release(struct session *s)
+{
+	struct runtime	*rt = s->runtime;
+
+	s->runtime = NULL;
+	rt->active--;
+	rt->last_used = now_ms();
+	if (rt->gone && rt->active == 0 && rt->parked.fd == -1)
+		runtime_free(rt);
+}
+
+/*
+ * A parked connection became readable.  A runtime sends nothing on it
+ * before a command: this is its end, or a protocol error.
+ */
+void
+runtime_parked_event(struct conn *c)
+{
+	struct runtime	*rt = c->parked_in;
+	char		 buf[64], name[96];
+	ssize_t		 n;
+
+	n = c->transport->read(c, buf, sizeof(buf));
+	if (n == IO_WANT_READ || n == IO_WANT_WRITE)
+		return;
+	runtime_name(rt, name, sizeof(name));
+	if (n > 0)
+		log_warning("%s: protocol error: bytes on a parked connection",
+		    name);
+	else if (n == IO_ERROR)
+		log_info("%s went away: %s", name, conn_error(c));
+	else
+		log_info("%s went away", name);
+	rt->gone = 1;
+	conn_close(c);
+	if (rt->active == 0)
+		runtime_free(rt);
+	else if (rt->route->current == rt)
+		rt->route->current = NULL;
+}
+
+/* Close every parked runtime connection of a route. */
+void
+runtime_drop_all(struct route *r)
+{
+	struct runtime	*rt, *next;
+
+	for (rt = TAILQ_FIRST(&r->runtimes); rt != NULL; rt = next) {
+		next = TAILQ_NEXT(rt, entry);
+		conn_close(&rt->parked);
+		rt->gone = 1;
+		if (rt->active == 0)
+			runtime_free(rt);
+	}
+}

@@ -1,0 +1,690 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The pairing engine.  A session pairs one tool connection with one
+ * runtime connection; how it starts depends only on the endpoint roles:
+ *
+ *  - an accepted connection is classified by its first bytes, under the
+ *    handshake deadline: ADVR_V1 is a runtime, DOTNET_IPC_V1 a tool;
+ *  - a runtime whose other endpoint connects: dial it and forward the
+ *    advertise; the tool's command comes back through the judge;
+ *  - a runtime whose other endpoint listens: park it (runtime.c);
+ *  - a tool: read and judge its whole first message, then dial the
+ *    runtime, or take a parked runtime connection;
+ *  - client-client: ask the runtime who it is, dial the tool as a runtime
+ *    would, wait for the tool's command, judge it, dial the runtime.
+ *
+ * Nothing reaches a runtime before a complete, judged first message: the
+ * runtime serves one command at a time and blocks on a silent client.
+ * Every session ends in session_close(), and only there.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "dsroute.h"
+
+struct session_list	 sessions = TAILQ_HEAD_INITIALIZER(sessions);
+static uint64_t		 next_id = 1;
+
+static void	 session_timeout(evutil_socket_t, short, void *);
+static int	 dial(struct session *, int);
+static int	 dial_attempt(struct session *, struct conn *);
+
+static struct conn *
+tool_conn(struct session *s)
+{
+	return (&s->conn[s->tool_side]);
+}
+
+static struct conn *
+runtime_conn(struct session *s)
+{
+	return (&s->conn[OTHER_SIDE(s->tool_side)]);
+}
+
+static void
+arm_timer(struct session *s, int ms)
+{
+	struct timeval	 tv;
+
+	timeval_ms(&tv, ms);
+	evtimer_add(&s->timer, &tv);
+}
+
+/* Create a session with two unconnected conns. */
+struct session *
+session_new(struct route *r)
+{
+	struct session	*s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return (NULL);
+	if (conn_init(&s->conn[SIDE_LOCAL], s, SIDE_LOCAL,
+	    &r->endpoint[SIDE_LOCAL]) == -1 ||
+	    conn_init(&s->conn[SIDE_REMOTE], s, SIDE_REMOTE,
+	    &r->endpoint[SIDE_REMOTE]) == -1) {
+		conn_free(&s->conn[SIDE_LOCAL]);
+		conn_free(&s->conn[SIDE_REMOTE]);
+		free(s);
+		return (NULL);
+	}
+	s->id = next_id++;
+	s->route = r;
+	s->tool_side = -1;
+	evtimer_assign(&s->timer, base, session_timeout, s);
+	gettimeofday(&s->started, NULL);
+	TAILQ_INSERT_TAIL(&sessions, s, entry);
+	return (s);
+}
+
+/* A listener accepted fd on one side of a route: classify what it sends. */
+void
+session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
+    socklen_t salen)
+{
+	struct session	*s;
+	struct conn	*c;
+	char		 addr[128];
+
+	if ((s = session_new(r)) == NULL) {
+		log_error("%s: out of memory; connection refused",
+		    r->endpoint[side].name);
+		close(fd);
+		return;
+	}
+	c = &s->conn[side];
+	if (sa->sa_family != AF_UNIX) {
+		sockaddr_name(sa, salen, addr, sizeof(addr));
+		snprintf(c->peer, sizeof(c->peer), "tcp:%s", addr);
+	}
+	s->state = S_CLASSIFY;
+	log_debug("session %" PRIu64 ": accepted %s on %s", s->id, c->peer,
+	    r->endpoint[side].name);
+	if (conn_attach(c, fd, 1) == -1) {
+		session_close(s, conn_error(c));
+		return;
+	}
+	arm_timer(s, settings.handshake_timeout_ms);
+	(void)conn_start(c);
+}
+
+/*
+ * Refuse the tool's command: no byte reaches the runtime, and the tool
+ * gets an IPC error frame so that it fails instead of hanging.
+ */
+static int
+deny(struct session *s, uint32_t hresult, const char *reason)
+{
+	struct conn	*tool = tool_conn(s), *rt = runtime_conn(s);
+	uint8_t		 frame[24];
+
+	conn_close(rt);
+	evbuffer_drain(rt->out, evbuffer_get_length(rt->out));
+	s->deny_reason = reason;
+	s->state = S_DENY;
+	ipc_error_frame(frame, hresult);
+	evbuffer_drain(tool->out, evbuffer_get_length(tool->out));
+	if (evbuffer_add(tool->out, frame, sizeof(frame)) == -1) {
+		session_close(s, "out of memory");
+		return (-1);
+	}
+	tool->writing = 1;
+	tool->reading = 1;
+	arm_timer(s, settings.handshake_timeout_ms);
+	return (pump_write(tool));
+}
+
+/* An accepted conn sent bytes that are neither greeting: close it. */
+static int
+invalid(struct session *s, struct conn *c, const struct greeting *g)
+{
+	char	 reason[128];
+
+	snprintf(reason, sizeof(reason), "protocol error: %s", g->error);
+	if (g->hresult != 0) {
+		/* It spoke the protocol: answer like the runtime would. */
+		s->tool_side = c->side;
+		s->deny_reason = NULL;
+		return (deny(s, g->hresult, g->error));
+	}
+	session_close(s, reason);
+	return (-1);
+}
+
+/* A tool's complete first message: judge it, then find it a runtime. */
+static int
+tool_command(struct session *s, struct conn *tool, const struct greeting *g)
+{
+	struct evbuffer	*msg = runtime_conn(s)->out;
+	struct verdict	 v;
+	const uint8_t	*data;
+
+	ipc_command_label(g->header.set, g->header.id, s->command,
+	    sizeof(s->command));
+	if ((data = evbuffer_pullup(msg, g->need)) == NULL) {
+		session_close(s, "out of memory");
+		return (-1);
+	}
+	judge_command(s, data, g->need, g, &v);
+	if (!v.allow)
+		return (deny(s, v.hresult, v.reason));
+
+	evtimer_del(&s->timer);
+	tool->reading = 1;
+	if (s->route->endpoint[runtime_conn(s)->side].role == ROLE_CONNECT)
+		return (dial(s, runtime_conn(s)->side));
+
+	/* The runtime dials us: take its parked connection, or wait. */
+	if (runtime_take(s))
+		return (pump_start(s));
+	s->state = S_WAIT_RUNTIME;
+	s->waiting = 1;
+	TAILQ_INSERT_TAIL(&s->route->waiting, s, wait_entry);
+	arm_timer(s, settings.backend_wait_ms);
+	log_debug("session %" PRIu64 ": %s waits for a runtime", s->id,
+	    s->command);
+	return (0);
+}
+
+/* A runtime's advertise: forward it to a dialled tool, or park it. */
+static int
+runtime_advertise(struct session *s, struct conn *rt, const struct greeting *g)
+{
+	struct route	*r = s->route;
+	struct conn	*tool;
+
+	s->tool_side = OTHER_SIDE(rt->side);
+	tool = tool_conn(s);
+	s->advertise = g->advertise;
+	s->have_advertise = 1;
+	evtimer_del(&s->timer);
+
+	if (r->endpoint[s->tool_side].role == ROLE_LISTEN) {
+		/* Tools connect to us and expect no advertise: park it. */
+		if (evbuffer_get_length(tool->out) != ADVR_LEN) {
+			session_close(s, "protocol error: runtime sent bytes "
+			    "after its advertise");
+			return (-1);
+		}
+		evbuffer_drain(tool->out, ADVR_LEN);
+		if (runtime_park(s) == -1) {
+			session_close(s, "out of memory");
+			return (-1);
+		}
+		s->quiet = 1;
+		session_close(s, "runtime connection parked");
+		session_runtime_available(r);
+		return (-1);
+	}
+	/* The tool listens: dial it; the advertise goes first, unchanged. */
+	rt->reading = 1;
+	return (dial(s, s->tool_side));
+}
+
+/* Classify the first bytes an accepted conn sent. */
+static int
+classify(struct session *s, struct conn *c)
+{
+	struct evbuffer	*buf = s->conn[OTHER_SIDE(c->side)].out;
+	struct greeting	 g;
+	size_t		 len = evbuffer_get_length(buf);
+	const uint8_t	*data;
+
+	if ((data = evbuffer_pullup(buf, len < IPC_HEADER_LEN + ADVR_LEN ?
+	    len : IPC_HEADER_LEN + ADVR_LEN)) == NULL && len > 0) {
+		session_close(s, "out of memory");
+		return (-1);
+	}
+	ipc_classify(data, len, &g);
+	switch (g.kind) {
+	case GREETING_MORE:
+		return (0);
+	case GREETING_INVALID:
+		return (invalid(s, c, &g));
+	case GREETING_ADVERTISE:
+		return (runtime_advertise(s, c, &g));
+	case GREETING_COMMAND:
+		s->tool_side = c->side;
+		return (tool_command(s, c, &g));
+	}
+	return (0);
+}
+
+/*
+ * The tool we dialled (as a runtime would) sends its command.  The
+ * deadline starts with its first byte: a parked tool connection may stay
+ * quiet for as long as the tool likes.
+ */
+static int
+await_command(struct session *s, struct conn *tool)
+{
+	struct evbuffer	*buf = runtime_conn(s)->out;
+	struct greeting	 g;
+	size_t		 len = evbuffer_get_length(buf);
+	const uint8_t	*data;
+
+	if (len == 0)
+		return (0);
+	if (!evtimer_pending(&s->timer, NULL))
+		arm_timer(s, settings.handshake_timeout_ms);
+	if ((data = evbuffer_pullup(buf, len < IPC_HEADER_LEN ? len :
+	    IPC_HEADER_LEN)) == NULL) {
+		session_close(s, "out of memory");
+		return (-1);
+	}
+	ipc_classify(data, len, &g);
+	switch (g.kind) {
+	case GREETING_MORE:
+		return (0);
+	case GREETING_ADVERTISE:
+		g.error = "tool sent an advertise";
+		g.hresult = 0;
+		/* FALLTHROUGH */
+	case GREETING_INVALID:
+		return (invalid(s, tool, &g));
+	case GREETING_COMMAND:
+		break;
+	}
+	if (s->offer) {
+		/* The tool took our offer: offer it the next connection. */
+		s->route->offer = NULL;
+		s->quiet = 0;
+		route_offer_schedule(s->route, 0);
+	}
+	return (tool_command(s, tool, &g));
+}
+
+/* The runtime answered our ProcessInfo: offer its identity to the tool. */
+static int
+probe_reply(struct session *s)
+{
+	struct conn	*tool = tool_conn(s), *rt = runtime_conn(s);
+	struct evbuffer	*buf = tool->out;
+	size_t		 len = evbuffer_get_length(buf);
+	const uint8_t	*data;
+	uint8_t		 adv[ADVR_LEN];
+	uint32_t	 hresult;
+	char		 reason[96];
+	int		 rv;
+
+	if (len < IPC_HEADER_LEN)
+		return (0);
+	if ((data = evbuffer_pullup(buf, len)) == NULL) {
+		session_close(s, "out of memory");
+		return (-1);
+	}
+	if ((size_t)(data[14] | data[15] << 8) > len)
+		return (0);	/* the reply is not complete yet */
+	rv = ipc_processinfo_parse(data, len, &s->advertise, &hresult);
+	if (rv != 0) {
+		if (rv == 1)
+			snprintf(reason, sizeof(reason), "runtime refused "
+			    "ProcessInfo (0x%08x)", hresult);
+		session_close(s, rv == 1 ? reason :
+		    "runtime sent a malformed ProcessInfo reply");
+		return (-1);
+	}
+	s->have_advertise = 1;
+	evbuffer_drain(buf, len);
+	conn_close(rt);
+	rt->nwritten = 0;
+	ipc_advertise_build(adv, &s->advertise);
+	if (evbuffer_add(buf, adv, sizeof(adv)) == -1) {
+		session_close(s, "out of memory");
+		return (-1);
+	}
+	return (dial(s, s->tool_side));
+}
+
+/*
+ * Bytes arrived on c (they are in its peer's output): move the session
+ * along.  Return -1 if it closed.
+ */
+int
+session_input(struct conn *c)
+{
+	struct session	*s = c->session;
+
+	switch (s->state) {
+	case S_CLASSIFY:
+		return (classify(s, c));
+	case S_AWAIT_COMMAND:
+		if (c->side == s->tool_side)
+			return (await_command(s, c));
+		return (0);
+	case S_PROBE:
+		return (probe_reply(s));
+	default:
+		return (0);
+	}
+}
+
+/* A conn ended its sending side before the pump started. */
+int
+session_eof(struct conn *c)
+{
+	struct session	*s = c->session;
+	const char	*reason;
+	int		 is_tool = c->side == s->tool_side;
+
+	c->reading = 0;
+	conn_update(c);
+	switch (s->state) {
+	case S_CLASSIFY:
+		reason = evbuffer_get_length(s->conn[OTHER_SIDE(c->side)].out) ?
+		    "closed before a complete first message" :
+		    "closed without sending anything";
+		break;
+	case S_DIAL:
+	case S_WAIT_RUNTIME:
+		/* A tool that half-closed after its command still waits. */
+		if (is_tool)
+			return (0);
+		reason = "runtime closed while the tool was dialled";
+		break;
+	case S_AWAIT_COMMAND:
+		reason = is_tool ? "tool closed without a command" :
+		    "runtime closed its connection";
+		break;
+	case S_PROBE:
+		reason = "runtime closed before answering ProcessInfo";
+		break;
+	case S_DENY:
+		reason = s->deny_reason != NULL ? s->deny_reason : "denied";
+		break;
+	default:
+		reason = "closed";
+		break;
+	}
+	session_close(s, reason);
+	return (-1);
+}
+
+/* The dial (or probe) on conn c succeeded, or an accepted conn is ready. */
+int
+session_conn_ready(struct conn *c)
+{
+	struct session	*s = c->session;
+
+	switch (s->state) {
+	case S_CLASSIFY:
+		c->reading = 1;
+		conn_update(c);
+		return (0);
+	case S_PROBE:
+		c->reading = c->writing = 1;
+		return (pump_write(c));
+	case S_DIAL:
+		evtimer_del(&s->timer);
+		if (c->side != s->tool_side)
+			return (pump_start(s));
+		/* We dialled a listening tool: our advertise goes first. */
+		s->state = S_AWAIT_COMMAND;
+		c->reading = c->writing = 1;
+		return (pump_write(c));
+	default:
+		return (0);
+	}
+}
+
+static int
+retryable(int error)
+{
+	return (error == ECONNREFUSED || error == ENOENT || error == EAGAIN ||
+	    error == ECONNRESET || error == ETIMEDOUT ||
+	    error == EHOSTUNREACH || error == ENETUNREACH);
+}
+
+/* Connecting or handshaking on c failed: retry the dial, or give up. */
+int
+session_conn_failed(struct conn *c, const char *what)
+{
+	struct session	*s = c->session;
+	char		 reason[320];
+	int		 delay;
+	uint64_t	 now = now_ms();
+
+	if ((s->state == S_DIAL || s->state == S_PROBE) &&
+	    strcmp(what, "connect") == 0 && retryable(c->error) &&
+	    now < s->dial_deadline) {
+		conn_close(c);
+		/* 10 ms, doubling to 500 ms, as a restarting peer needs. */
+		delay = s->dial_attempts < 6 ? 10 << s->dial_attempts : 500;
+		if (now + delay > s->dial_deadline)
+			delay = (int)(s->dial_deadline - now);
+		s->dial_attempts++;
+		arm_timer(s, delay);
+		return (0);
+	}
+	snprintf(reason, sizeof(reason), "%s to %s failed: %s", what,
+	    c->endpoint->name, conn_error(c));
+	session_close(s, reason);
+	return (-1);
+}
+
+/* Start connecting the conn on side, within the connect timeout. */
+static int
+dial(struct session *s, int side)
+{
+	if (s->state != S_PROBE)
+		s->state = S_DIAL;
+	s->dial_attempts = 0;
+	s->dial_deadline = now_ms() + settings.connect_timeout_ms;
+	s->dialing = &s->conn[side];
+	return (dial_attempt(s, s->dialing));
+}
+
+static int
+dial_attempt(struct session *s, struct conn *c)
+{
+	uint64_t	 now;
+
+	switch (conn_dial(c)) {
+	case 0:
+		return (conn_start(c));
+	case 1:
+		now = now_ms();
+		arm_timer(s, now < s->dial_deadline ?
+		    (int)(s->dial_deadline - now) : 0);
+		return (0);
+	default:
+		return (session_conn_failed(c, "connect"));
+	}
+}
+
+/* The deadline of the session's current state passed. */
+static void
+session_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct session	*s = arg;
+	struct conn	*c;
+	char		 reason[320];
+
+	switch (s->state) {
+	case S_CLASSIFY:
+		snprintf(reason, sizeof(reason), "no complete first message "
+		    "within %.1fs", settings.handshake_timeout_ms / 1000.0);
+		break;
+	case S_PROBE:
+	case S_DIAL:
+		c = s->dialing;
+		if (c->fd == -1 && now_ms() < s->dial_deadline) {
+			/* The back-off after a refused connect is over. */
+			(void)dial_attempt(s, c);
+			return;
+		}
+		if (c->handshaking)
+			snprintf(reason, sizeof(reason), "handshake with %s "
+			    "timed out", c->endpoint->name);
+		else if (c->fd != -1 && !c->connecting)
+			snprintf(reason, sizeof(reason), "runtime did not "
+			    "answer ProcessInfo within %.1fs",
+			    settings.connect_timeout_ms / 1000.0);
+		else
+			snprintf(reason, sizeof(reason), "connect to %s timed "
+			    "out after %.1fs%s%s", c->endpoint->name,
+			    settings.connect_timeout_ms / 1000.0,
+			    c->error ? ": " : "", c->error ? conn_error(c) : "");
+		break;
+	case S_WAIT_RUNTIME:
+		snprintf(reason, sizeof(reason), "no runtime connection "
+		    "within %.1fs", settings.backend_wait_ms / 1000.0);
+		break;
+	case S_AWAIT_COMMAND:
+		snprintf(reason, sizeof(reason), "incomplete command within "
+		    "%.1fs", settings.handshake_timeout_ms / 1000.0);
+		break;
+	case S_PUMP:
+		snprintf(reason, sizeof(reason), "tool did not close within "
+		    "%.1fs after the runtime ended",
+		    settings.close_timeout_ms / 1000.0);
+		break;
+	case S_DENY:
+		snprintf(reason, sizeof(reason), "%s",
+		    s->deny_reason != NULL ? s->deny_reason : "denied");
+		break;
+	}
+	session_close(s, reason);
+}
+
+/* client-client: open an offer, starting with the runtime's identity. */
+void
+session_offer(struct route *r)
+{
+	struct session	*s;
+	struct conn	*rt;
+	uint8_t		 req[IPC_HEADER_LEN];
+
+	if ((s = session_new(r)) == NULL) {
+		log_error("out of memory");
+		route_offer_schedule(r, 500);
+		return;
+	}
+	r->offer = s;
+	s->offer = 1;
+	s->quiet = 1;
+	s->tool_side = OTHER_SIDE(r->runtime_side);
+	s->state = S_PROBE;
+	rt = runtime_conn(s);
+	ipc_request(req, IPC_SET_PROCESS, 0x00);
+	if (evbuffer_add(rt->out, req, sizeof(req)) == -1) {
+		session_close(s, "out of memory");
+		return;
+	}
+	(void)dial(s, r->runtime_side);
+}
+
+/* A runtime parked: give it to the tools waiting, oldest first. */
+void
+session_runtime_available(struct route *r)
+{
+	struct session	*s;
+
+	while ((s = TAILQ_FIRST(&r->waiting)) != NULL) {
+		if (!runtime_take(s))
+			break;
+		TAILQ_REMOVE(&r->waiting, s, wait_entry);
+		s->waiting = 0;
+		(void)pump_start(s);
+	}
+}
+
+/* End a session: one log line, then free everything it holds. */
+void
+session_close(struct session *s, const char *reason)
+{
+	struct route	*r = s->route;
+	struct conn	*tool = NULL, *rt = NULL, *c;
+	char		 pid[32] = "-", cookie[33] = "-", peer[256] = "";
+
+	if (s->tool_side != -1) {
+		tool = tool_conn(s);
+		rt = runtime_conn(s);
+	} else {
+		/* Not classified: name whoever connected. */
+		c = s->conn[SIDE_LOCAL].fd != -1 ? &s->conn[SIDE_LOCAL] :
+		    &s->conn[SIDE_REMOTE];
+		snprintf(peer, sizeof(peer), " peer=%s", c->peer);
+	}
+	if (s->have_advertise) {
+		snprintf(pid, sizeof(pid), "%" PRIu64, s->advertise.pid);
+		ipc_cookie_hex(s->advertise.cookie, cookie);
+	}
+	log_msg(s->quiet ? LL_DEBUG : LL_INFO, "session %" PRIu64 ": "
+	    "route=%s command=%s tool=%s runtime=%s runtime_pid=%s "
+	    "cookie=%s to_runtime=%" PRIu64 " to_tool=%" PRIu64 " "
+	    "duration=%.3fs%s end=\"%s\"", s->id, r->name,
+	    s->command[0] != '\0' ? s->command : "-",
+	    tool != NULL ? tool->peer : "-", rt != NULL ? rt->peer : "-",
+	    pid, cookie, rt != NULL ? rt->nwritten : 0,
+	    tool != NULL ? tool->nwritten : 0, elapsed_s(&s->started), peer,
+	    reason);
+
+	if (s->waiting)
+		TAILQ_REMOVE(&r->waiting, s, wait_entry);
+	if (r->offer == s) {
+		r->offer = NULL;
+		if (!draining)
+			route_offer_schedule(r, -1);
+	}
+	if (s->runtime != NULL)
+		runtime_release(s);
+	evtimer_del(&s->timer);
+	conn_free(&s->conn[SIDE_LOCAL]);
+	conn_free(&s->conn[SIDE_REMOTE]);
+	TAILQ_REMOVE(&sessions, s, entry);
+	free(s);
+
+	route_listener_freed();
+	if (draining && TAILQ_EMPTY(&sessions))
+		event_base_loopexit(base, NULL);
+}
+
+/* Shutting down: close every session that is not forwarding yet. */
+void
+session_drain_all(void)
+{
+	struct session	*s, *next;
+
+	for (s = TAILQ_FIRST(&sessions); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		if (s->state != S_PUMP)
+			session_close(s, "router shutting down");
+	}
+}
+
+void
+session_close_all(const char *reason)
+{
+	struct session	*s;
+
+	while ((s = TAILQ_FIRST(&sessions)) != NULL)
+		session_close(s, reason);
+}

@@ -1,0 +1,181 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/* Small helpers: clocks, addresses, number parsing, start-up allocation. */
+
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dsroute.h"
+
+/* Milliseconds on the monotonic clock. */
+uint64_t
+now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+void
+timeval_ms(struct timeval *tv, int ms)
+{
+	tv->tv_sec = ms / 1000;
+	tv->tv_usec = (ms % 1000) * 1000;
+}
+
+/* Seconds since a time taken with gettimeofday. */
+double
+elapsed_s(const struct timeval *since)
+{
+	struct timeval	 now, d;
+
+	gettimeofday(&now, NULL);
+	timersub(&now, since, &d);
+	return (d.tv_sec + d.tv_usec / 1e6);
+}
+
+/* Format a socket address as host:port, [v6]:port or a socket path. */
+void
+sockaddr_name(const struct sockaddr *sa, socklen_t len, char *buf,
+    size_t size)
+{
+	const struct sockaddr_in	*sin;
+	const struct sockaddr_in6	*sin6;
+	const struct sockaddr_un	*sun;
+	char				 host[INET6_ADDRSTRLEN];
+
+	switch (sa->sa_family) {
+	case AF_INET:
+		sin = (const struct sockaddr_in *)sa;
+		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+		snprintf(buf, size, "%s:%u", host, ntohs(sin->sin_port));
+		break;
+	case AF_INET6:
+		sin6 = (const struct sockaddr_in6 *)sa;
+		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+		snprintf(buf, size, "[%s]:%u", host, ntohs(sin6->sin6_port));
+		break;
+	case AF_UNIX:
+		sun = (const struct sockaddr_un *)sa;
+		if (len <= offsetof(struct sockaddr_un, sun_path) ||
+		    sun->sun_path[0] == '\0')
+			snprintf(buf, size, "unnamed");
+		else
+			snprintf(buf, size, "%.*s",
+			    (int)(len - offsetof(struct sockaddr_un, sun_path)),
+			    sun->sun_path);
+		break;
+	default:
+		snprintf(buf, size, "family %d", sa->sa_family);
+		break;
+	}
+}
+
+/*
+ * Parse a duration: a number of seconds ("5", "0.25"), or a number with
+ * an "ms" or "s" suffix.  Store milliseconds.
+ */
+int
+parse_ms(const char *s, int *ms)
+{
+	char	*end;
+	double	 v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno != 0 || v < 0)
+		return (-1);
+	if (strcmp(end, "ms") == 0)
+		v /= 1000;
+	else if (*end != '\0' && strcmp(end, "s") != 0)
+		return (-1);
+	if (v * 1000 > INT_MAX)
+		return (-1);
+	*ms = (int)(v * 1000 + 0.5);
+	return (0);
+}
+
+/* Parse a byte count with an optional k, m or g suffix (powers of 1024). */
+int
+parse_size(const char *s, size_t *size)
+{
+	char			*end;
+	unsigned long long	 v;
+	unsigned		 shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || errno != 0 || *s == '-')
+		return (-1);
+	switch (*end) {
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	case '\0':
+		break;
+	default:
+		return (-1);
+	}
+	if (shift != 0 && end[1] != '\0')
+		return (-1);
+	if (v > (SIZE_MAX >> shift))
+		return (-1);
+	*size = (size_t)v << shift;
+	return (0);
+}
+
+/* Allocate at start-up: failing here leaves nothing to clean up. */
+void *
+xcalloc(size_t n, size_t size)
+{
+	void	*p;
+
+	if ((p = calloc(n, size)) == NULL)
+		fatalx("out of memory");
+	return (p);
+}
+
+char *
+xstrdup(const char *s)
+{
+	char	*p;
+
+	if ((p = strdup(s)) == NULL)
+		fatalx("out of memory");
+	return (p);
+}
