@@ -1,0 +1,30 @@
+# Build the test fakes without the autotools build:
+#	make -f tests/fakes.mk [SANITIZE=1]
+# The router's Makefile.am lists the same two single-file sources.
+
+CC?=		cc
+CFLAGS?=	-O2
+WARNFLAGS=	-std=gnu11 -Wall -Wextra -Werror
+LIBS=		-lcrypto -lpthread
+
+
+SANFLAGS_1=	-fsanitize=address,undefined -fno-omit-frame-pointer -g
+SANFLAGS=	$(SANFLAGS_$(SANITIZE))
+
+FAKES=		tests/fakert tests/faketool
+
+all: $(FAKES)
+
+tests/fakert: tests/fakert.c
+	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/fakert.c $(LIBS)
+
+tests/faketool: tests/faketool.c
+	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/faketool.c $(LIBS)
+
+check: $(FAKES)
+	sh tests/fakes-selftest.sh
+
+clean:
+	rm -f $(FAKES)
+
+.PHONY: all check clean
