@@ -58,18 +58,21 @@ side_role(const struct session *s, const struct conn *c)
 	return (c->side == s->tool_side ? "tool" : "runtime");
 }
 
-/* Close the session because an operation on c failed. */
+/* Close the session because reading from or writing to c failed. */
 static int
-io_failed(struct session *s, struct conn *c, const char *op)
+io_failed(struct session *s, struct conn *c, int writing)
 {
-	char	 reason[160];
+	const char	*role = side_role(s, c);
+	char		 reason[160];
 
-	/* Writing to a peer that already ended is how it closes. */
-	if (c->eof && (c->error == EPIPE || c->error == ECONNRESET))
-		snprintf(reason, sizeof(reason), "%s closed", side_role(s, c));
-	else
-		snprintf(reason, sizeof(reason), "%s %s failed: %s",
-		    side_role(s, c), op, conn_error(c));
+	if (c->error == ECONNRESET || c->error == EPIPE) {
+		/* Writing to a peer that already ended is how it closes. */
+		snprintf(reason, sizeof(reason), c->eof ? "%s closed" :
+		    "%s reset the connection", role);
+	} else
+		snprintf(reason, sizeof(reason), "%s %s: %s",
+		    writing ? "writing to" : "reading from", role,
+		    conn_error(c));
 	session_close(s, reason);
 	return (-1);
 }
@@ -87,7 +90,7 @@ deliver(struct conn *p, const uint8_t *buf, size_t n)
 	    evbuffer_get_length(p->out) == 0) {
 		w = p->transport->write(p, buf, n);
 		if (w == IO_ERROR)
-			return (io_failed(p->session, p, "write"));
+			return (io_failed(p->session, p, 1));
 		if (w == IO_WANT_READ)
 			p->wwant_read = 1;
 		if (w < 0)
@@ -196,7 +199,7 @@ pump_read(struct conn *c)
 		return (0);
 	}
 	if (n == IO_ERROR)
-		return (io_failed(s, c, "read"));
+		return (io_failed(s, c, 0));
 	if (n == 0)
 		return (pump_eof(c));
 
@@ -218,6 +221,7 @@ pump_write(struct conn *c)
 	struct session	*s = c->session;
 	struct conn	*src = peer_of(c);
 	ssize_t		 n;
+	int		 resume = 0;
 
 	if (!c->writing || !conn_is_open(c)) {
 		conn_update(c);
@@ -226,7 +230,7 @@ pump_write(struct conn *c)
 	if (evbuffer_get_length(c->out) > 0) {
 		n = c->transport->write_buffer(c, c->out);
 		if (n == IO_ERROR)
-			return (io_failed(s, c, "write"));
+			return (io_failed(s, c, 1));
 		if (n == IO_WANT_READ)
 			c->wwant_read = 1;
 		if (n > 0)
@@ -235,9 +239,7 @@ pump_write(struct conn *c)
 	if (src->throttled &&
 	    evbuffer_get_length(c->out) < settings.low_water) {
 		src->throttled = 0;
-		/* A transport may hold bytes the socket no longer signals. */
-		if (conn_is_open(src) && src->reading && !src->eof)
-			event_active(&src->rev, EV_READ, 0);
+		resume = conn_is_open(src) && src->reading && !src->eof;
 	}
 	if (evbuffer_get_length(c->out) == 0) {
 		if (s->state == S_DENY && !c->shut) {
@@ -248,6 +250,13 @@ pump_write(struct conn *c)
 	}
 	conn_update(c);
 	conn_update(src);
+	/*
+	 * A transport may hold bytes the socket no longer signals: read
+	 * once now.  Only after conn_update: libevent ignores event_add()
+	 * on an event that is already active.
+	 */
+	if (resume)
+		event_active(&src->rev, EV_READ, 0);
 	return (check_done(s));
 }
 

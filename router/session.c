@@ -54,7 +54,7 @@ struct session_list	 sessions = TAILQ_HEAD_INITIALIZER(sessions);
 static uint64_t		 next_id = 1;
 
 static void	 session_timeout(evutil_socket_t, short, void *);
-static int	 dial(struct session *, int);
+static int	 dial(struct session *, enum session_state, int);
 static int	 dial_attempt(struct session *, struct conn *);
 
 static struct conn *
@@ -198,8 +198,11 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 
 	evtimer_del(&s->timer);
 	tool->reading = 1;
+	/* A runtime that dialled in and whose advertise went to the tool. */
+	if (conn_is_open(runtime_conn(s)))
+		return (pump_start(s));
 	if (s->route->endpoint[runtime_conn(s)->side].role == ROLE_CONNECT)
-		return (dial(s, runtime_conn(s)->side));
+		return (dial(s, S_DIAL, runtime_conn(s)->side));
 
 	/* The runtime dials us: take its parked connection, or wait. */
 	if (runtime_take(s))
@@ -245,7 +248,7 @@ runtime_advertise(struct session *s, struct conn *rt, const struct greeting *g)
 	}
 	/* The tool listens: dial it; the advertise goes first, unchanged. */
 	rt->reading = 1;
-	return (dial(s, s->tool_side));
+	return (dial(s, S_DIAL, s->tool_side));
 }
 
 /* Classify the first bytes an accepted conn sent. */
@@ -360,7 +363,7 @@ probe_reply(struct session *s)
 		session_close(s, "out of memory");
 		return (-1);
 	}
-	return (dial(s, s->tool_side));
+	return (dial(s, S_DIAL, s->tool_side));
 }
 
 /*
@@ -489,12 +492,14 @@ session_conn_failed(struct conn *c, const char *what)
 	return (-1);
 }
 
-/* Start connecting the conn on side, within the connect timeout. */
+/*
+ * Enter state (S_DIAL, or S_PROBE for the runtime's identity) and start
+ * connecting the conn on side, within the connect timeout.
+ */
 static int
-dial(struct session *s, int side)
+dial(struct session *s, enum session_state state, int side)
 {
-	if (s->state != S_PROBE)
-		s->state = S_DIAL;
+	s->state = state;
 	s->dial_attempts = 0;
 	s->dial_deadline = now_ms() + settings.connect_timeout_ms;
 	s->dialing = &s->conn[side];
@@ -591,14 +596,13 @@ session_offer(struct route *r)
 	s->offer = 1;
 	s->quiet = 1;
 	s->tool_side = OTHER_SIDE(r->runtime_side);
-	s->state = S_PROBE;
 	rt = runtime_conn(s);
 	ipc_request(req, IPC_SET_PROCESS, 0x00);
 	if (evbuffer_add(rt->out, req, sizeof(req)) == -1) {
 		session_close(s, "out of memory");
 		return;
 	}
-	(void)dial(s, r->runtime_side);
+	(void)dial(s, S_PROBE, r->runtime_side);
 }
 
 /* A runtime parked: give it to the tools waiting, oldest first. */
