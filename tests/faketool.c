@@ -19,7 +19,7 @@
  * the wire) for the dsroute tests, plus raw modes that send bad input.
  *
  * In connect role every command opens a new connection and expects no
- * advertise.  In listen role it listens on a Unix socket, waits for
+ * advertise.  In listen role it listens on a Unix socket or a TCP port, waits for
  * runtimes to advertise, parks one connection per runtime cookie and
  * issues each command on a parked connection.  It is an independent
  * implementation of the protocol and shares no code with the router.
@@ -427,7 +427,7 @@ sleep_ms(int64_t ms)
 	}
 }
 
-/* Parse ADDR: PATH[,connect|,listen] or tcp:HOST:PORT[,connect]. */
+/* Parse ADDR: PATH[,connect|,listen] or tcp:HOST:PORT[,connect|,listen]. */
 static int
 parse_target(const char *arg)
 {
@@ -458,8 +458,6 @@ parse_target(const char *arg)
 		target_len = sizeof(*sun);
 		return (0);
 	}
-	if (role_listen)
-		return (-1);
 	target_tcp = 1;
 	h = addr + 4;
 	if (*h == '[') {
@@ -476,7 +474,8 @@ parse_target(const char *arg)
 		return (-1);
 	memcpy(host, h, end - h);
 	host[end - h] = '\0';
-	if (parse_u64(port, &pnum) == -1 || pnum == 0 || pnum > 65535)
+	if (parse_u64(port, &pnum) == -1 || (pnum == 0 && !role_listen) ||
+	    pnum > 65535)
 		return (-1);
 	if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
 		sin->sin_family = AF_INET;
@@ -1394,22 +1393,54 @@ on_signal(int sig)
 	raise(sig);
 }
 
-/* Listen role: bind the Unix socket (0600) and start the acceptor. */
+/*
+ * Listen role: bind the Unix socket (0600), or the TCP address (printing
+ * "listening tcp:HOST:PORT" with the bound port), and start the acceptor.
+ */
 static int
 start_listen(void)
 {
 	struct sigaction	sa;
 	struct stat		sb;
 	pthread_condattr_t	ca;
+	struct sockaddr_storage	bound;
+	socklen_t		blen = sizeof(bound);
+	char			host[INET6_ADDRSTRLEN];
+	int			on = 1;
 
-	if (stat(listen_path, &sb) == 0 && S_ISSOCK(sb.st_mode))
-		unlink(listen_path);
-	if ((listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
-	    -1 || fchmod(listen_fd, 0600) == -1 ||
-	    bind(listen_fd, (struct sockaddr *)&target, target_len) == -1) {
-		diag("listen %s: %s", listen_path, strerror(errno));
-		listen_path[0] = '\0';
-		return (-1);
+	if (target_tcp) {
+		if ((listen_fd = socket(target.ss_family,
+		    SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+		    setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &on,
+		    sizeof(on)) == -1 ||
+		    bind(listen_fd, (struct sockaddr *)&target, target_len) ==
+		    -1 || getsockname(listen_fd, (struct sockaddr *)&bound,
+		    &blen) == -1) {
+			diag("listen: %s", strerror(errno));
+			return (-1);
+		}
+		if (bound.ss_family == AF_INET) {
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&bound)->
+			    sin_addr, host, sizeof(host));
+			out("listening tcp:%s:%u", host, ntohs(
+			    ((struct sockaddr_in *)&bound)->sin_port));
+		} else {
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&bound)->
+			    sin6_addr, host, sizeof(host));
+			out("listening tcp:[%s]:%u", host, ntohs(
+			    ((struct sockaddr_in6 *)&bound)->sin6_port));
+		}
+	} else {
+		if (stat(listen_path, &sb) == 0 && S_ISSOCK(sb.st_mode))
+			unlink(listen_path);
+		if ((listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
+		    0)) == -1 || fchmod(listen_fd, 0600) == -1 ||
+		    bind(listen_fd, (struct sockaddr *)&target, target_len) ==
+		    -1) {
+			diag("listen %s: %s", listen_path, strerror(errno));
+			listen_path[0] = '\0';
+			return (-1);
+		}
 	}
 	if (listen(listen_fd, 255) == -1 || pipe(quit_pipe) == -1) {
 		diag("listen %s: %s", listen_path, strerror(errno));
@@ -1447,7 +1478,8 @@ stop_listen(void)
 	close(quit_pipe[0]);
 	close(quit_pipe[1]);
 	pthread_cond_destroy(&park_cv);
-	unlink(listen_path);
+	if (listen_path[0] != '\0')
+		unlink(listen_path);
 }
 
 static void __attribute__((noreturn))
@@ -1455,7 +1487,7 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: faketool [--timeout SEC] [--shut-wr] ADDR COMMAND [args]\n"
-	    "ADDR: PATH[,connect|,listen] | tcp:HOST:PORT[,connect]\n"
+	    "ADDR: PATH[,connect|,listen] | tcp:HOST:PORT[,connect|,listen]\n"
 	    "commands:\n"
 	    "  processinfo | processinfo2 | processinfo3 | resume | env\n"
 	    "  collect [--stop-after-bytes N] [--rate BPS] "

@@ -1,0 +1,245 @@
+#!/bin/sh
+#
+# Copyright (c) 2026 The dsroute authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+
+# Sourced by every scenario.  Each scenario prints TAP, works in its own
+# short directory under /tmp (socket paths must fit in 108 bytes), stops
+# every process it started by its pid, and never sleeps to synchronise:
+# wait_for polls a condition with a deadline.
+
+set -u
+
+: "${DSROUTE:?run the tests with make check}"
+: "${FAKERT:?run the tests with make check}"
+: "${FAKETOOL:?run the tests with make check}"
+
+T=$(mktemp -d /tmp/dsr.XXXXXX) || exit 99
+_pids=""
+_n=0
+_failed=0
+
+# Stop what is still running; on failure, show the logs as TAP comments.
+_cleanup() {
+	for p in $_pids; do
+		kill "$p" 2>/dev/null
+	done
+	for p in $_pids; do
+		wait "$p" 2>/dev/null
+	done
+	if [ "$_failed" -ne 0 ] || [ -n "${KEEP_LOGS:-}" ]; then
+		for f in "$T"/*.err "$T"/*.out "$T"/*.ev; do
+			[ -s "$f" ] || continue
+			echo "# --- $(basename "$f")"
+			tail -n 40 "$f" | sed 's/^/#   /'
+		done
+	fi
+	rm -rf "$T"
+}
+trap _cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# TAP: one line per assertion.
+pass() {
+	_n=$((_n + 1))
+	echo "ok $_n - $1"
+}
+
+fail() {
+	_n=$((_n + 1))
+	_failed=$((_failed + 1))
+	echo "not ok $_n - $1"
+	[ $# -gt 1 ] && echo "# $2"
+	return 0
+}
+
+skip() {
+	_n=$((_n + 1))
+	echo "ok $_n - $1 # SKIP $2"
+}
+
+skip_all() {
+	echo "1..0 # SKIP $1"
+	exit 0
+}
+
+# check DESCRIPTION COMMAND...: pass if the command succeeds.
+check() {
+	_desc=$1
+	shift
+	if "$@"; then
+		pass "$_desc"
+	else
+		fail "$_desc" "command failed: $*"
+	fi
+}
+
+# is DESCRIPTION GOT WANT
+is() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1" "got '$2', want '$3'"
+	fi
+}
+
+# like DESCRIPTION STRING EREGEX
+like() {
+	if printf '%s\n' "$2" | grep -Eq -- "$3"; then
+		pass "$1"
+	else
+		fail "$1" "'$2' does not match /$3/"
+	fi
+}
+
+done_testing() {
+	echo "1..$_n"
+	[ "$_failed" -eq 0 ]
+}
+
+# wait_for SECONDS COMMAND...: poll until the command succeeds.
+wait_for() {
+	_deadline=$(( $(date +%s%N) / 1000000 + $1 * 1000 ))
+	shift
+	while ! "$@" 2>/dev/null; do
+		if [ $(( $(date +%s%N) / 1000000 )) -gt "$_deadline" ]; then
+			return 1
+		fi
+		sleep 0.02
+	done
+	return 0
+}
+
+# has_line FILE EREGEX
+has_line() {
+	[ -f "$1" ] && grep -Eq -- "$2" "$1"
+}
+
+# count_lines FILE EREGEX
+count_lines() {
+	if [ -f "$1" ]; then
+		grep -Ec -- "$2" "$1"
+	else
+		echo 0
+	fi
+}
+
+# bg NAME COMMAND...: run in the background, output in $T/NAME.out and
+# $T/NAME.err; the pid is in $T/NAME.pid.
+bg() {
+	_name=$1
+	shift
+	"$@" >"$T/$_name.out" 2>"$T/$_name.err" &
+	echo $! >"$T/$_name.pid"
+	_pids="$_pids $!"
+}
+
+pid_of() {
+	cat "$T/$1.pid"
+}
+
+alive() {
+	kill -0 "$(pid_of "$1")" 2>/dev/null
+}
+
+# stop NAME [SIGNAL]: signal a background process and wait for it; the
+# exit status is its status.
+stop() {
+	_p=$(pid_of "$1")
+	kill -"${2:-TERM}" "$_p" 2>/dev/null
+	wait "$_p"
+}
+
+# wait_exit NAME SECONDS: wait for a background process to exit by itself.
+wait_exit() {
+	wait_for "$2" eval "! kill -0 $(pid_of "$1")"
+}
+
+# start_dsroute NAME ARGS...: start a router and wait until it is ready.
+start_dsroute() {
+	_name=$1
+	shift
+	bg "$_name" "$DSROUTE" "$@"
+	if ! wait_for 10 has_line "$T/$_name.err" '^info: ready$'; then
+		fail "$_name started" "$(cat "$T/$_name.err")"
+		return 1
+	fi
+	return 0
+}
+
+# port_of NAME local|remote: the TCP port a router reported listening on.
+port_of() {
+	sed -n "s/^info: $2 tcp:.*:\([0-9][0-9]*\): listening.*/\1/p" \
+	    "$T/$1.err" | head -n 1
+}
+
+# stop_dsroute NAME: SIGTERM; it must exit 0 without a sanitizer report.
+stop_dsroute() {
+	if stop "$1"; then
+		_rc=0
+	else
+		_rc=$?
+	fi
+	if [ $_rc -ne 0 ] || grep -Eq 'Sanitizer|runtime error:' \
+	    "$T/$1.err"; then
+		fail "$1 exits cleanly on SIGTERM" "status $_rc"
+	else
+		pass "$1 exits cleanly on SIGTERM"
+	fi
+}
+
+# start_fakert NAME ARGS...: start a fake runtime with an events file.
+# With --listen it waits until the runtime listens.
+start_fakert() {
+	_name=$1
+	shift
+	: >"$T/$_name.ev"
+	bg "$_name" "$FAKERT" --events "$T/$_name.ev" "$@"
+	case " $* " in
+	*" --listen "*)
+		wait_for 10 has_line "$T/$_name.ev" '^listen ' ||
+		    fail "$_name listens"
+		;;
+	esac
+}
+
+# fakert_port NAME: the port of a fake runtime listening on tcp:...:0.
+fakert_port() {
+	sed -n 's/^listen tcp:.*:\([0-9][0-9]*\)$/\1/p' "$T/$1.ev" | head -n 1
+}
+
+# runtime_rx NAME: bytes a fake runtime received from clients so far.
+runtime_rx() {
+	_rx=$(sed -n 's/^rx-bytes //p' "$T/$1.ev" | tail -n 1)
+	echo "${_rx:-0}"
+}
+
+# tool [--timeout S] ARGS...: run the fake tool; output in $T/tool.out.
+tool() {
+	"$FAKETOOL" "$@" >"$T/tool.out" 2>"$T/tool.err"
+}
+
+# field NAME FILE: the value of NAME=... on the last line that has it.
+field() {
+	sed -n "s/.*\<$1=\([^ ]*\).*/\1/p" "$2" | tail -n 1
+}
+
+rss_kb() {
+	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
+}
+
+fd_count() {
+	ls "/proc/$1/fd" | wc -l
+}
