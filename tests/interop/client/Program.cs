@@ -74,7 +74,15 @@ Several commands can be chained with a lone '+' (one client, one runtime): e.g.
         if (e is TargetInvocationException tie && tie.InnerException != null)
             e = tie.InnerException;
         string msg = e.Message.Replace('\n', ' ').Replace('\r', ' ');
-        Console.Error.WriteLine($"dsclient: error: {e.GetType().Name} hresult=0x{e.HResult:X8}: {msg}");
+        Console.Error.WriteLine($"dsclient: error: {e.GetType().Name} hresult=0x{e.HResult:X8}{ServerHresult(e)}: {msg}");
+    }
+
+    // The library reports the runtime's (or router's) error frame only inside the
+    // message ("... failed - HRESULT: 0x80070005."); surface it as a field.
+    internal static string ServerHresult(Exception e)
+    {
+        var m = System.Text.RegularExpressions.Regex.Match(e.Message, @"HRESULT: (0x[0-9A-Fa-f]{8})");
+        return m.Success ? $" server-hresult={"0x" + m.Groups[1].Value.Substring(2).ToUpperInvariant()}" : "";
     }
 
     private sealed class Command
@@ -234,7 +242,6 @@ Several commands can be chained with a lone '+' (one client, one runtime): e.g.
     private static void RemoveStaleSocket(string path)
     {
         if (!File.Exists(path)) return;
-        var attr = File.GetAttributes(path);
         using var s = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
         try
         {
@@ -309,7 +316,7 @@ Several commands can be chained with a lone '+' (one client, one runtime): e.g.
         }
         catch (Exception e)
         {
-            Console.WriteLine($"dump failed: {e.GetType().FullName} hresult=0x{e.HResult:X8} message={e.Message.Replace('\n', ' ')}");
+            Console.WriteLine($"dump failed: {e.GetType().Name} hresult=0x{e.HResult:X8}{ServerHresult(e)} message={e.Message.Replace('\n', ' ')}");
             Fail(e);
             return 1;
         }
