@@ -296,6 +296,12 @@ main(int argc, char *argv[])
 	if ((base = event_base_new()) == NULL)
 		fatalx("cannot start the event loop");
 	evtimer_assign(&shutdown_timer, base, shutdown_timeout_cb, NULL);
+	/* Signals first: a socket that exists can be stopped cleanly. */
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		sig[i] = evsignal_new(base, signals[i], signal_cb, NULL);
+		if (sig[i] == NULL || evsignal_add(sig[i], NULL) == -1)
+			fatalx("cannot watch signal %d", signals[i]);
+	}
 	if (route_start(r, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	TAILQ_INSERT_TAIL(&routes, r, entry);
@@ -303,12 +309,6 @@ main(int argc, char *argv[])
 	log_info("dsroute %s started, pid %ld", PACKAGE_VERSION,
 	    (long)getpid());
 	route_describe(r);
-
-	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
-		sig[i] = evsignal_new(base, signals[i], signal_cb, NULL);
-		if (sig[i] == NULL || evsignal_add(sig[i], NULL) == -1)
-			fatalx("cannot watch signal %d", signals[i]);
-	}
 	log_info("ready");
 
 	event_base_dispatch(base);

@@ -1,0 +1,68 @@
+#!/bin/sh
+#
+# Copyright (c) 2026 The dsroute authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+
+# Conversations of several connections: commands in a row on parked
+# runtime connections, StopTracing on a second connection while a trace
+# streams, and ProcessEnvironment's continuation.
+
+. "$top_srcdir/tests/lib.sh"
+
+# server-server: the runtime parks one connection at a time; each command
+# takes it and the runtime dials again.
+start_dsroute d "uds:$T/rt.sock" tcp:127.0.0.1:0
+start_fakert rt --connect "$T/rt.sock" --pid 2001
+addr="tcp:127.0.0.1:$(port_of d remote)"
+check "server-server: 20 ProcessInfo in a row" \
+    tool --timeout 60 "$addr" repeat 20 processinfo
+is "server-server: the runtime served all 20" \
+    "$(count_lines "$T/rt.ev" '^command 0x04 0x00 20 ProcessInfo$')" 20
+check "server-server: 20 ResumeRuntime in a row" \
+    tool --timeout 60 "$addr" repeat 20 resume
+
+# StopTracing: the trace runs on one connection, the stop goes on another.
+tool --timeout 30 "$addr" collect --stop-after-bytes 1048576
+id=$(field session "$T/tool.out")
+wait_for 10 has_line "$T/rt.ev" "^stream-end $id "
+like "StopTracing on a second connection ends the trace" \
+    "$(grep "^stream-end $id " "$T/rt.ev")" "^stream-end $id [0-9]+ "
+is "the tool got every byte the runtime sent after the stop" \
+    "$(field sha256 "$T/tool.out")" \
+    "$(sed -n "s/^stream-end $id [0-9]* //p" "$T/rt.ev")"
+check "ProcessEnvironment: the continuation arrives to EOF" \
+    tool --timeout 30 "$addr" env
+like "ProcessEnvironment: its length checks" "$(cat "$T/tool.out")" \
+    '^env count=[1-9]'
+stop_dsroute d
+stop rt
+
+# client-server: the tool listens and uses each advertised connection.
+bg lt "$FAKETOOL" --timeout 60 "$T/tool.sock,listen" repeat 20 processinfo
+wait_for 10 test -S "$T/tool.sock"
+start_dsroute d2 "uds:$T/tool.sock" tcp:127.0.0.1:0
+start_fakert rt2 --connect "tcp:127.0.0.1:$(port_of d2 remote)" --pid 2002
+if wait "$(pid_of lt)"; then
+	pass "client-server: a listening tool runs 20 commands in a row"
+else
+	fail "client-server: a listening tool runs 20 commands in a row" \
+	    "$(cat "$T/lt.err")"
+fi
+is "client-server: one advertise reached the tool per runtime" \
+    "$(count_lines "$T/lt.out" '^advertise pid=2002 ')" 1
+stop_dsroute d2
+stop rt2
+
+done_testing

@@ -1,0 +1,57 @@
+#!/bin/sh
+#
+# Copyright (c) 2026 The dsroute authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+
+# A slow reader of an endless trace: the router's memory stays flat, and
+# the back-pressure reaches the runtime instead of piling up in between.
+
+. "$top_srcdir/tests/lib.sh"
+
+# ASan keeps freed memory in quarantine; that would look like growth.
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0
+export ASAN_OPTIONS
+
+start_dsroute d "uds:$T/rt.sock" tcp:127.0.0.1:0
+start_fakert rt --connect "$T/rt.sock" --pid 7001
+addr="tcp:127.0.0.1:$(port_of d remote)"
+tool --timeout 10 "$addr" processinfo		# warm up
+base=$(rss_kb "$(pid_of d)")
+
+# 2 MB/s for 4 s: the runtime could write gigabytes meanwhile.
+bg reader "$FAKETOOL" --timeout 4 "$addr" collect --rate 2000000
+wait_for 10 has_line "$T/rt.ev" '^stream-start '
+sleep 1		# measure one second into the stream, not a sync
+early=$(rss_kb "$(pid_of d)")
+wait_exit reader 10
+late=$(rss_kb "$(pid_of d)")
+
+read_bytes=$(field bytes "$T/reader.out")
+wait_for 10 has_line "$T/rt.ev" '^stream-broken '
+written=$(sed -n 's/^stream-broken [0-9]* //p' "$T/rt.ev")
+echo "# rss KiB: before $base, after 1 s $early, at the end $late;" \
+    "read $read_bytes, runtime wrote $written"
+
+check "the reader got a few MB" test "${read_bytes:-0}" -gt 4000000
+check "the router's memory stays flat while the reader crawls" \
+    test $((late - early)) -lt 1024
+check "the router holds at most a few MB for the slow reader" \
+    test $((late - base)) -lt 4096
+check "back-pressure reached the runtime (wrote < read + 16 MiB)" \
+    test "$written" -lt $((read_bytes + 16777216))
+stop_dsroute d
+stop rt
+
+done_testing

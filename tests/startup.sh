@@ -1,0 +1,144 @@
+#!/bin/sh
+#
+# Copyright (c) 2026 The dsroute authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+
+# Start-up and shutdown: errors are one line and a non-zero exit; socket
+# files are created safely and removed; foreign files are left alone;
+# SIGTERM drains and exits 0.
+
+. "$top_srcdir/tests/lib.sh"
+
+# refused DESCRIPTION EREGEX ARGS...: dsroute exits 1 with one such line.
+refused() {
+	_desc=$1
+	_want=$2
+	shift 2
+	"$DSROUTE" "$@" >"$T/out" 2>"$T/err"
+	_rc=$?
+	if [ $_rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+	    grep -Eq -- "$_want" "$T/err"; then
+		pass "$_desc"
+	else
+		fail "$_desc" "status $_rc: $(cat "$T/err")"
+	fi
+}
+
+# untouched PATH SNAPSHOT: the object at PATH is as it was.
+snapshot() {
+	stat -c '%i %F %a %s' "$1"
+}
+
+refused "an unknown endpoint type" 'starts with uds: or tcp:' \
+    "$T/x.sock" tcp:127.0.0.1:0
+refused "a bad port" 'not a number from 0 to 65535' \
+    "uds:$T/x.sock" tcp:127.0.0.1:99999
+refused "an unknown option" "unknown option 'bogus'" \
+    "uds:$T/x.sock,bogus" tcp:127.0.0.1:0
+refused "a path too long for sun_path" 'holds at most 107' \
+    "uds:/tmp/$(printf '%0120d' 0).sock" tcp:127.0.0.1:0
+refused "a missing directory" 'No such file or directory' \
+    "uds:$T/nodir/x.sock,listen" tcp:127.0.0.1:0
+refused "connecting to port 0" 'other than 0' \
+    "uds:$T/x.sock" tcp:127.0.0.1:0,connect
+refused "plaintext TCP beyond loopback" 'refusing to listen for plaintext' \
+    "uds:$T/x.sock" tcp:0.0.0.0:0
+refused "a bad verbosity" 'give none, critical' -v loud \
+    "uds:$T/x.sock" tcp:127.0.0.1:0
+
+start_dsroute busy "uds:$T/busy.sock" tcp:127.0.0.1:0
+refused "a port in use" 'Address already in use' \
+    "uds:$T/other.sock" "tcp:127.0.0.1:$(port_of busy remote)"
+refused "a live socket at a listen path" 'a live listener is already' \
+    "uds:$T/busy.sock,listen" tcp:127.0.0.1:0
+stop_dsroute busy
+check "the socket file is removed at exit" test ! -e "$T/busy.sock"
+
+# Foreign objects at a listen path are refused and left untouched.
+echo precious >"$T/file.sock"
+before=$(snapshot "$T/file.sock")
+refused "a regular file at the path" 'is a regular file; refusing' \
+    "uds:$T/file.sock,listen" tcp:127.0.0.1:0
+is "the regular file is untouched" "$(snapshot "$T/file.sock"):$(cat "$T/file.sock")" \
+    "$before:precious"
+mkdir "$T/dir.sock"
+before=$(snapshot "$T/dir.sock")
+refused "a directory at the path" 'is a directory; refusing' \
+    "uds:$T/dir.sock,listen" tcp:127.0.0.1:0
+is "the directory is untouched" "$(snapshot "$T/dir.sock")" "$before"
+echo target >"$T/target"
+ln -s "$T/target" "$T/link.sock"
+before=$(snapshot "$T/target")
+refused "a symbolic link at the path" 'is a symbolic link; refusing' \
+    "uds:$T/link.sock,listen" tcp:127.0.0.1:0
+check "the link is untouched" test -L "$T/link.sock"
+is "its target is untouched" "$(snapshot "$T/target")" "$before"
+
+mkdir -m 0777 "$T/open"
+refused "a directory others can write, not sticky" 'writable by others' \
+    "uds:$T/open/x.sock,listen" tcp:127.0.0.1:0
+
+# A stale socket (its listener died) is replaced.
+bg stale "$FAKERT" --listen "$T/stale.sock"
+wait_for 5 test -S "$T/stale.sock"
+stop stale KILL
+check "a stale socket is left behind by a killed listener" \
+    test -S "$T/stale.sock"
+start_dsroute s "uds:$T/stale.sock,listen" tcp:127.0.0.1:0 &&
+    pass "a stale socket is replaced"
+check "the replacement is logged" has_line "$T/s.err" 'removed a stale socket'
+is "the socket is created mode 0600" "$(stat -c %a "$T/stale.sock")" 600
+like "the start-up log gives the runtime's setting" "$(cat "$T/s.err")" \
+    "DOTNET_DiagnosticPorts=$T/stale.sock"
+like "the start-up log gives the tool's command line" "$(cat "$T/s.err")" \
+    "dotnet-trace collect --diagnostic-port $T/stale.sock,connect"
+like "the start-up log says why it listens" "$(cat "$T/s.err")" \
+    "local uds:$T/stale.sock: listening \(,listen given\)"
+stop_dsroute s
+
+umask 000
+start_dsroute m "uds:$T/mode.sock,mode=0660" tcp:127.0.0.1:0
+is "mode= widens the socket, whatever the umask" \
+    "$(stat -c %a "$T/mode.sock")" 660
+stop_dsroute m
+umask 022
+
+# -v none prints nothing; the ports are 0.
+"$DSROUTE" -v none "uds:$T/quiet.sock" tcp:127.0.0.1:0 >"$T/q.out" \
+    2>"$T/q.err" &
+qpid=$!
+wait_for 5 test -S "$T/quiet.sock"
+kill "$qpid"
+wait "$qpid"
+is "-v none: exit 0 and nothing printed" "$?:$(cat "$T/q.out" "$T/q.err")" "0:"
+
+# SIGTERM while a trace streams: the stream may finish within the
+# shutdown timeout, then the router exits 0 and removes its socket.
+start_dsroute dr --shutdown-timeout 1 "uds:$T/drain.sock" tcp:127.0.0.1:0
+start_fakert rt --connect "$T/drain.sock"
+bg tr "$FAKETOOL" --timeout 20 "tcp:127.0.0.1:$(port_of dr remote)" collect
+wait_for 10 has_line "$T/rt.ev" '^stream-start '
+kill "$(pid_of dr)"
+check "SIGTERM: new connections are refused at once" \
+    wait_for 5 test ! -e "$T/drain.sock"
+check "SIGTERM: the in-flight trace is drained, not cut" \
+    has_line "$T/dr.err" 'draining 1 session'
+check "SIGTERM: it ends at the drain deadline" wait_for 5 has_line \
+    "$T/dr.err" 'command=CollectTracing2 .* end="router shutting down"'
+stop_dsroute dr
+check "SIGTERM: the tool's stream ends" wait_exit tr 5
+stop rt
+
+done_testing
