@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -89,12 +90,13 @@ conn_move(struct conn *dst, struct conn *src)
 		event_del(&src->rev);
 	if (src->wev_added)
 		event_del(&src->wev);
+	free(dst->identity);
 	dst->fd = src->fd;
 	dst->endpoint = src->endpoint;
 	dst->transport = src->transport;
 	dst->tls = src->tls;
 	memcpy(dst->peer, src->peer, sizeof(dst->peer));
-	memcpy(dst->identity, src->identity, sizeof(dst->identity));
+	dst->identity = src->identity;
 	dst->have_cred = src->have_cred;
 	dst->pid = src->pid;
 	dst->uid = src->uid;
@@ -102,6 +104,7 @@ conn_move(struct conn *dst, struct conn *src)
 	conn_set_events(dst);
 	src->fd = -1;
 	src->tls = NULL;
+	src->identity = NULL;
 	src->rev_added = src->wev_added = 0;
 }
 
@@ -118,6 +121,8 @@ conn_close(struct conn *c)
 	c->rev_added = c->wev_added = 0;
 	c->transport->teardown(c);
 	c->tls = NULL;
+	free(c->identity);
+	c->identity = NULL;
 	close(c->fd);
 	c->fd = -1;
 	c->connecting = c->handshaking = 0;

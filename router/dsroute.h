@@ -128,6 +128,29 @@ struct endpoint {
 	char			 name[160];	/* printable, with the bound port */
 };
 
+/*
+ * A TLS peer's verified certificate, filled in by a TLS transport and
+ * matched by the allow-lists and the ACL.  Allocated only for TLS conns.
+ */
+#define IDENTITY_MAX_SANS	16
+
+enum san_type {
+	SAN_DNS,
+	SAN_URI,
+	SAN_IP,
+	SAN_EMAIL
+};
+
+struct identity {
+	char		 cn[256];		/* subject CN, "" if none */
+	struct {
+		enum san_type	 type;
+		char		 value[256];	/* IP as text */
+	}		 san[IDENTITY_MAX_SANS];
+	int		 nsan;
+	uint8_t		 fingerprint[32];	/* SHA-256 of the DER leaf */
+};
+
 /* Connections (conn.c). */
 struct session;
 struct runtime;
@@ -151,7 +174,7 @@ struct conn {
 	pid_t			 pid;
 	uid_t			 uid;
 	gid_t			 gid;
-	char			 identity[256];	/* verified TLS peer, if any */
+	struct identity		*identity;	/* verified TLS peer, if any */
 
 	uint64_t		 nwritten;
 	int			 error;		/* errno of the last failure */
@@ -239,6 +262,7 @@ struct route {
 	struct endpoint		 endpoint[2];
 	struct listener		 listener[2];
 	enum route_mode		 mode;
+	int			 started;	/* route_start() ran */
 	int			 runtime_side;	/* client-client: who is the runtime */
 	struct runtime_list	 runtimes;
 	struct runtime		*current;	/* the runtime tools are served by */
@@ -290,7 +314,12 @@ int		 endpoint_resolve(struct endpoint *, char *, size_t);
 int		 endpoint_is_loopback(const struct endpoint *);
 void		 endpoint_set_name(struct endpoint *);
 
+/* main.c */
+int		 dsroute_run(void);
+
 /* route.c */
+struct route	*route_new(const char *, const char *, const char *, char *,
+		    size_t);
 int		 route_start(struct route *, char *, size_t);
 void		 route_describe(struct route *);
 void		 route_stop_listening(struct route *);

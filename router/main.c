@@ -172,6 +172,17 @@ drain(void)
 	evtimer_add(&shutdown_timer, &tv);
 }
 
+/*
+ * SIGHUP: reload what can change without a restart.  Each part loads its
+ * new state whole and keeps the old one when that fails; sessions in
+ * flight keep what they started with.
+ */
+static void
+reload(void)
+{
+	log_info("nothing to reload");
+}
+
 /* Route libevent's own messages into our log. */
 static void
 libevent_log(int severity, const char *msg)
@@ -202,21 +213,71 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		drain();
 		break;
 	case SIGHUP:
-		log_info("SIGHUP received: nothing to reload");
+		log_info("SIGHUP received");
+		reload();
 		break;
 	}
+}
+
+/*
+ * Run the routes already on the list: open them, serve until a signal
+ * drains the router, then free everything.  Every front end (the native
+ * command line, the dotnet-dsrouter commands, a configuration file) ends
+ * here.  Return the exit status.
+ */
+int
+dsroute_run(void)
+{
+	struct route	*r;
+	struct event	*sig[3];
+	static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
+	char		 err[512];
+	size_t		 i;
+
+	event_set_log_callback(libevent_log);
+	if ((base = event_base_new()) == NULL)
+		fatalx("cannot start the event loop");
+	evtimer_assign(&shutdown_timer, base, shutdown_timeout_cb, NULL);
+
+	/* Signals first: a socket that exists can be stopped cleanly. */
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		sig[i] = evsignal_new(base, signals[i], signal_cb, NULL);
+		if (sig[i] == NULL || evsignal_add(sig[i], NULL) == -1)
+			fatalx("cannot watch signal %d", signals[i]);
+	}
+	TAILQ_FOREACH(r, &routes, entry) {
+		if (route_start(r, err, sizeof(err)) == -1)
+			fatalx("%s", err);
+	}
+
+	log_info("dsroute %s started, pid %ld", PACKAGE_VERSION,
+	    (long)getpid());
+	TAILQ_FOREACH(r, &routes, entry)
+		route_describe(r);
+	log_info("ready");
+
+	event_base_dispatch(base);
+
+	session_close_all("router stopped");
+	while ((r = TAILQ_FIRST(&routes)) != NULL) {
+		TAILQ_REMOVE(&routes, r, entry);
+		route_free(r);
+	}
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		event_free(sig[i]);
+	evtimer_del(&shutdown_timer);
+	event_base_free(base);
+	log_info("stopped");
+	return (0);
 }
 
 int
 main(int argc, char *argv[])
 {
 	struct route	*r;
-	struct event	*sig[3];
-	static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
 	enum log_level	 level;
 	char		 err[512];
-	size_t		 i;
-	int		 ch, side;
+	int		 ch;
 
 	signal(SIGPIPE, SIG_IGN);
 
@@ -284,44 +345,9 @@ main(int argc, char *argv[])
 	if (argc != 2)
 		usage(1);
 
-	r = xcalloc(1, sizeof(*r));
-	r->name = xstrdup("main");
-	for (side = 0; side < 2; side++) {
-		if (endpoint_parse(argv[side], &r->endpoint[side], err,
-		    sizeof(err)) == -1)
-			fatalx("%s: %s", argv[side], err);
-	}
-
-	event_set_log_callback(libevent_log);
-	if ((base = event_base_new()) == NULL)
-		fatalx("cannot start the event loop");
-	evtimer_assign(&shutdown_timer, base, shutdown_timeout_cb, NULL);
-	/* Signals first: a socket that exists can be stopped cleanly. */
-	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
-		sig[i] = evsignal_new(base, signals[i], signal_cb, NULL);
-		if (sig[i] == NULL || evsignal_add(sig[i], NULL) == -1)
-			fatalx("cannot watch signal %d", signals[i]);
-	}
-	if (route_start(r, err, sizeof(err)) == -1)
+	if ((r = route_new("main", argv[0], argv[1], err, sizeof(err))) ==
+	    NULL)
 		fatalx("%s", err);
 	TAILQ_INSERT_TAIL(&routes, r, entry);
-
-	log_info("dsroute %s started, pid %ld", PACKAGE_VERSION,
-	    (long)getpid());
-	route_describe(r);
-	log_info("ready");
-
-	event_base_dispatch(base);
-
-	session_close_all("router stopped");
-	while ((r = TAILQ_FIRST(&routes)) != NULL) {
-		TAILQ_REMOVE(&routes, r, entry);
-		route_free(r);
-	}
-	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
-		event_free(sig[i]);
-	evtimer_del(&shutdown_timer);
-	event_base_free(base);
-	log_info("stopped");
-	return (0);
+	return (dsroute_run());
 }

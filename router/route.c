@@ -240,6 +240,7 @@ route_start(struct route *r, char *err, size_t len)
 	TAILQ_INIT(&r->waiting);
 	evtimer_assign(&r->offer_timer, base, offer_cb, r);
 	evtimer_assign(&r->recheck_timer, base, recheck_cb, r);
+	r->started = 1;
 
 	for (side = 0; side < 2; side++) {
 		ep = &r->endpoint[side];
@@ -379,11 +380,43 @@ route_stop_listening(struct route *r)
 	evtimer_del(&r->recheck_timer);
 }
 
+/*
+ * Make a route from two endpoint specifications.  On error, return NULL
+ * with a one-line reason in err.
+ */
+struct route *
+route_new(const char *name, const char *local, const char *remote,
+    char *err, size_t len)
+{
+	struct route	*r;
+	const char	*spec[2] = { local, remote };
+	char		 why[256];
+	int		 side;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL ||
+	    (r->name = strdup(name)) == NULL) {
+		free(r);
+		snprintf(err, len, "out of memory");
+		return (NULL);
+	}
+	for (side = 0; side < 2; side++) {
+		if (endpoint_parse(spec[side], &r->endpoint[side], why,
+		    sizeof(why)) == -1) {
+			snprintf(err, len, "%s: %s", spec[side], why);
+			route_free(r);
+			return (NULL);
+		}
+	}
+	return (r);
+}
+
 void
 route_free(struct route *r)
 {
-	route_stop_listening(r);
-	runtime_drop_all(r);
+	if (r->started) {
+		route_stop_listening(r);
+		runtime_drop_all(r);
+	}
 	endpoint_clear(&r->endpoint[SIDE_LOCAL]);
 	endpoint_clear(&r->endpoint[SIDE_REMOTE]);
 	free(r->name);
