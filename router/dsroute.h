@@ -77,6 +77,9 @@ enum greeting_kind {
 	GREETING_INVALID
 };
 
+/* ipc_classify looks at no more than the first GREETING_PEEK bytes. */
+#define GREETING_PEEK		ADVR_LEN
+
 struct greeting {
 	enum greeting_kind	 kind;
 	size_t			 need;	/* bytes the greeting takes, once known */

@@ -110,7 +110,8 @@ prefix_of(const uint8_t *buf, size_t len, const uint8_t *magic, size_t mlen)
  * with ADVR_V1; a tool sends a command.  Anything else, and any header the
  * runtime could misread, is invalid.  The runtime itself checks neither
  * reserved nor the command set; being stricter than it is safe because no
- * real client sends either.
+ * real client sends either.  Only the first GREETING_PEEK bytes of buf are
+ * read; len says how many have arrived in all.
  */
 void
 ipc_classify(const uint8_t *buf, size_t len, struct greeting *g)

@@ -251,21 +251,34 @@ runtime_advertise(struct session *s, struct conn *rt, const struct greeting *g)
 	return (dial(s, S_DIAL, s->tool_side));
 }
 
+/*
+ * Classify the bytes collected in buf.  Only the part ipc_classify looks
+ * at must be contiguous; the length tells whether the whole message has
+ * arrived.  Return -1 if the session closed.
+ */
+static int
+read_greeting(struct session *s, struct evbuffer *buf, struct greeting *g)
+{
+	size_t		 len = evbuffer_get_length(buf);
+	const uint8_t	*data;
+
+	data = evbuffer_pullup(buf, len < GREETING_PEEK ? len : GREETING_PEEK);
+	if (data == NULL && len > 0) {
+		session_close(s, "out of memory");
+		return (-1);
+	}
+	ipc_classify(data, len, g);
+	return (0);
+}
+
 /* Classify the first bytes an accepted conn sent. */
 static int
 classify(struct session *s, struct conn *c)
 {
-	struct evbuffer	*buf = s->conn[OTHER_SIDE(c->side)].out;
 	struct greeting	 g;
-	size_t		 len = evbuffer_get_length(buf);
-	const uint8_t	*data;
 
-	if ((data = evbuffer_pullup(buf, len < IPC_HEADER_LEN + ADVR_LEN ?
-	    len : IPC_HEADER_LEN + ADVR_LEN)) == NULL && len > 0) {
-		session_close(s, "out of memory");
+	if (read_greeting(s, s->conn[OTHER_SIDE(c->side)].out, &g) == -1)
 		return (-1);
-	}
-	ipc_classify(data, len, &g);
 	switch (g.kind) {
 	case GREETING_MORE:
 		return (0);
@@ -290,19 +303,13 @@ await_command(struct session *s, struct conn *tool)
 {
 	struct evbuffer	*buf = runtime_conn(s)->out;
 	struct greeting	 g;
-	size_t		 len = evbuffer_get_length(buf);
-	const uint8_t	*data;
 
-	if (len == 0)
+	if (evbuffer_get_length(buf) == 0)
 		return (0);
 	if (!evtimer_pending(&s->timer, NULL))
 		arm_timer(s, settings.handshake_timeout_ms);
-	if ((data = evbuffer_pullup(buf, len < IPC_HEADER_LEN ? len :
-	    IPC_HEADER_LEN)) == NULL) {
-		session_close(s, "out of memory");
+	if (read_greeting(s, buf, &g) == -1)
 		return (-1);
-	}
-	ipc_classify(data, len, &g);
 	switch (g.kind) {
 	case GREETING_MORE:
 		return (0);
