@@ -231,6 +231,7 @@ dsroute_run(void)
 	struct route	*r;
 	struct event	*sig[3];
 	static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
+	sigset_t	 block;
 	char		 err[512];
 	size_t		 i;
 
@@ -257,6 +258,15 @@ dsroute_run(void)
 	log_info("ready");
 
 	event_base_dispatch(base);
+
+	/*
+	 * Freeing the signal events restores the default actions: block
+	 * the signals, so a late SIGTERM cannot kill an orderly exit.
+	 */
+	sigemptyset(&block);
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		sigaddset(&block, signals[i]);
+	sigprocmask(SIG_BLOCK, &block, NULL);
 
 	session_close_all("router stopped");
 	while ((r = TAILQ_FIRST(&routes)) != NULL) {

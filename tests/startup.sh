@@ -141,4 +141,13 @@ stop_dsroute dr
 check "SIGTERM: the tool's stream ends" wait_exit tr 5
 stop rt
 
+# Signals keep coming while the router shuts down: it still exits 0.
+start_dsroute storm "uds:$T/storm.sock" tcp:127.0.0.1:0
+spid=$(pid_of storm)
+while kill -TERM "$spid" 2>/dev/null; do
+	:
+done
+wait "$spid"
+is "SIGTERM over and over during shutdown: still exit 0" "$?" 0
+
 done_testing
