@@ -31,10 +31,36 @@ install_missing() {
 	    --no-install-recommends $missing >/dev/null
 }
 
+# clang, and its libFuzzer runtime, which is only a recommendation of it.
+install_fuzzer() {
+	install_missing clang
+	v=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' |
+	    head -n 1)
+	if apt-cache show "libclang-rt-$v-dev" >/dev/null 2>&1; then
+		install_missing "libclang-rt-$v-dev"
+	fi
+}
+
+# Run each fuzz target for FUZZ_SECONDS (60 by default) in build/fuzz; where
+# clang has no libFuzzer, record the targets as skipped.
+fuzz() {
+	install_fuzzer
+	if build fuzz CC=clang --enable-fuzzing --enable-sanitizers \
+	    --enable-werror >build/fuzz.out 2>&1; then
+		make -s -C build/fuzz fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+	else
+		echo "dev.sh: no libFuzzer here; fuzzing skipped"
+		cat build/fuzz.out
+		mkdir -p build/fuzz
+		printf ':test-result: SKIP\n' >build/fuzz/fuzz-skipped.trs
+	fi
+}
+
 # Configure (once) and build in build/$1 with the remaining configure flags.
 build() {
 	dir=build/$1
 	shift
+	mkdir -p build
 	[ -x configure ] && [ configure -nt configure.ac ] &&
 	    [ configure -nt Makefile.am ] || ./autogen.sh >/dev/null 2>&1
 	mkdir -p "$dir"
@@ -77,7 +103,8 @@ test)
 	if [ $status -ne 0 ]; then
 		echo "dev.sh: failures; logs under build/test/tests"
 	fi
-	summarize build/test
+	fuzz || status=1
+	summarize build
 	exit $status
 	;;
 *)

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
+
 #include "dsroute.h"
 
 static const uint8_t ipc_magic[IPC_MAGIC_LEN] = "DOTNET_IPC_V1";
@@ -164,6 +166,24 @@ ipc_classify(const uint8_t *buf, size_t len, struct greeting *g)
 	if (len < g->need)
 		return;
 	g->kind = GREETING_COMMAND;
+}
+
+/*
+ * Classify the bytes collected in an evbuffer, which may span several
+ * chains: only the part ipc_classify reads is made contiguous.  Return -1
+ * if out of memory.
+ */
+int
+ipc_classify_buffer(struct evbuffer *buf, struct greeting *g)
+{
+	size_t		 len = evbuffer_get_length(buf);
+	const uint8_t	*data;
+
+	data = evbuffer_pullup(buf, len < GREETING_PEEK ? len : GREETING_PEEK);
+	if (data == NULL && len > 0)
+		return (-1);
+	ipc_classify(data, len, g);
+	return (0);
 }
 
 /* Return the name of a command, or NULL if the protocol does not know it. */

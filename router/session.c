@@ -251,23 +251,14 @@ runtime_advertise(struct session *s, struct conn *rt, const struct greeting *g)
 	return (dial(s, S_DIAL, s->tool_side));
 }
 
-/*
- * Classify the bytes collected in buf.  Only the part ipc_classify looks
- * at must be contiguous; the length tells whether the whole message has
- * arrived.  Return -1 if the session closed.
- */
+/* Classify the bytes collected in buf.  Return -1 if the session closed. */
 static int
 read_greeting(struct session *s, struct evbuffer *buf, struct greeting *g)
 {
-	size_t		 len = evbuffer_get_length(buf);
-	const uint8_t	*data;
-
-	data = evbuffer_pullup(buf, len < GREETING_PEEK ? len : GREETING_PEEK);
-	if (data == NULL && len > 0) {
+	if (ipc_classify_buffer(buf, g) == -1) {
 		session_close(s, "out of memory");
 		return (-1);
 	}
-	ipc_classify(data, len, g);
 	return (0);
 }
 

@@ -1,0 +1,111 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Fuzz the first-message classifier the way a connection feeds it: the
+ * input's first bytes choose how the rest is split into reads, each read
+ * is appended to an evbuffer (so chains split where reads did), and the
+ * buffer is classified after every read, as the session does.
+ *
+ * Beyond "no crash", the harness checks what the router relies on:
+ * - the verdict does not depend on how the bytes were split;
+ * - once decided, a verdict never changes as more bytes arrive;
+ * - "need more" is never the answer once the needed bytes are there;
+ * - a command never needs more than 65535 bytes, nor fewer than 20, and
+ *   its header fields are the bytes on the wire;
+ * - an advertise's cookie and pid are the bytes on the wire.
+ */
+
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "router/dsroute.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+#define MAX_SPLITS	16
+
+static void
+check_consistent(const uint8_t *data, size_t len, const struct greeting *g)
+{
+	if (g->kind == GREETING_MORE && g->need != 0 && len >= g->need)
+		abort();
+	if (g->kind == GREETING_COMMAND) {
+		if (g->need < IPC_HEADER_LEN || g->need > IPC_MESSAGE_MAX ||
+		    g->need != g->header.size || len < g->need)
+			abort();
+		if (g->header.set != data[16] || g->header.id != data[17] ||
+		    g->header.reserved != 0 || g->header.set == IPC_SET_SERVER)
+			abort();
+	}
+	if (g->kind == GREETING_ADVERTISE) {
+		if (len < ADVR_LEN || memcmp(g->advertise.cookie, data + 8,
+		    IPC_COOKIE_LEN) != 0 || (g->advertise.pid & 0xff) !=
+		    data[24])
+			abort();
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
+{
+	struct evbuffer	*buf;
+	struct greeting	 whole, g, first;
+	size_t		 splits[MAX_SPLITS], nsplits, off, n, i;
+	const uint8_t	*data;
+	int		 decided = 0;
+
+	if (size < 1)
+		return (0);
+	/* The first byte says how many split lengths follow. */
+	nsplits = input[0] % MAX_SPLITS;
+	if (size < 1 + nsplits)
+		return (0);
+	for (i = 0; i < nsplits; i++)
+		splits[i] = input[1 + i] + 1;
+	data = input + 1 + nsplits;
+	size -= 1 + nsplits;
+
+	ipc_classify(data, size, &whole);
+	check_consistent(data, size, &whole);
+
+	if ((buf = evbuffer_new()) == NULL)
+		abort();
+	memset(&first, 0, sizeof(first));
+	for (off = 0, i = 0; off < size; off += n, i++) {
+		n = nsplits > 0 ? splits[i % nsplits] : size;
+		if (n > size - off)
+			n = size - off;
+		if (evbuffer_add(buf, data + off, n) == -1 ||
+		    ipc_classify_buffer(buf, &g) == -1)
+			abort();
+		check_consistent(data, off + n, &g);
+		if (decided && (g.kind != first.kind || g.need != first.need))
+			abort();	/* a verdict changed with more bytes */
+		if (!decided && g.kind != GREETING_MORE) {
+			first = g;
+			decided = 1;
+		}
+	}
+	if (size > 0 && (g.kind != whole.kind || g.need != whole.need))
+		abort();		/* the split changed the verdict */
+	evbuffer_free(buf);
+	return (0);
+}

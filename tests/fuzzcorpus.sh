@@ -1,0 +1,41 @@
+#!/bin/sh
+#
+# Copyright (c) 2026 The dsroute authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+
+# Replay every fuzz target's committed corpus (seeds, and inputs that once
+# found bugs) through the target's own checks, under this build's
+# sanitizers.  One TAP line per input.
+
+set -u
+n=0
+failed=0
+for target in greeting endpoint; do
+	out=$("$top_builddir/tests/fuzz/replay_$target" \
+	    "$top_srcdir/tests/fuzz/corpus/$target" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -E '^(not )?ok ' |
+	    sed -E "s/^(not )?ok [0-9]+ - /\1ok - $target: /"
+	n=$((n + $(printf '%s\n' "$out" | grep -cE '^(not )?ok ')))
+	if [ $rc -ne 0 ]; then
+		failed=1
+		echo "not ok - $target: replay aborted"
+		n=$((n + 1))
+		printf '%s\n' "$out" | grep -vE '^(not )?ok |^1\.\.' |
+		    sed 's/^/# /' | tail -n 20
+	fi
+done
+echo "1..$n"
+exit $failed
