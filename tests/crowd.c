@@ -1,0 +1,333 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * crowd: many connections at once, for the load and limit tests.  Like
+ * the fakes, it shares no code with the router.
+ *
+ *	crowd dribble N INTERVAL-MS SECONDS ADDR
+ *		open N connections; each sends the IPC magic one byte per
+ *		interval (a slowloris); report how many the peer closed and
+ *		after how long: "dribble: closed=K of N min=S max=S"
+ *	crowd hold N SECONDS ADDR
+ *		open N connections and keep them silent for SECONDS (or
+ *		until stdin closes); report "hold: opened=K of N"
+ *	crowd cycles N ADDR
+ *		N ProcessInfo commands one after the other, each on a new
+ *		connection, reading the reply to EOF; "cycles: ok=K failed=F"
+ *	crowd rejects N ADDR
+ *		N connections that send garbage and must be closed without a
+ *		reply; "rejects: closed=K replied=R failed=F"
+ *
+ * ADDR is a Unix socket path or tcp:A.B.C.D:PORT.  Exit 0 when every
+ * connection behaved as expected, 1 otherwise.
+ */
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const uint8_t	 processinfo[20] = "DOTNET_IPC_V1\0\x14\0\x04\0\0\0";
+static const char	 magic[] = "DOTNET_IPC_V1";
+
+static struct sockaddr_storage	 target;
+static socklen_t		 target_len;
+
+static int64_t
+now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: crowd dribble N INTERVAL-MS SECONDS ADDR\n"
+	    "       crowd hold N SECONDS ADDR\n"
+	    "       crowd cycles N ADDR\n"
+	    "       crowd rejects N ADDR\n");
+	exit(64);
+}
+
+static void
+parse_addr(const char *s)
+{
+	struct sockaddr_un	*sun = (struct sockaddr_un *)&target;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&target;
+	char			 host[64];
+	const char		*colon;
+
+	memset(&target, 0, sizeof(target));
+	if (strncmp(s, "tcp:", 4) == 0) {
+		s += 4;
+		if ((colon = strrchr(s, ':')) == NULL ||
+		    (size_t)(colon - s) >= sizeof(host))
+			usage();
+		memcpy(host, s, colon - s);
+		host[colon - s] = '\0';
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)atoi(colon + 1));
+		if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+			usage();
+		target_len = sizeof(*sin);
+		return;
+	}
+	if (strlen(s) >= sizeof(sun->sun_path))
+		usage();
+	sun->sun_family = AF_UNIX;
+	strcpy(sun->sun_path, s);
+	target_len = sizeof(*sun);
+}
+
+/* Connect, blocking; return the descriptor or -1. */
+static int
+dial(void)
+{
+	int	 fd;
+
+	if ((fd = socket(target.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+	    -1)
+		return (-1);
+	if (connect(fd, (struct sockaddr *)&target, target_len) == -1) {
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
+/* Read until EOF; return the bytes read, or -1 on an error. */
+static ssize_t
+drain(int fd, uint8_t *first, size_t firstlen)
+{
+	uint8_t	 buf[4096];
+	ssize_t	 n, total = 0;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		if ((size_t)total < firstlen)
+			memcpy(first + total, buf, (size_t)n < firstlen -
+			    total ? (size_t)n : firstlen - total);
+		total += n;
+	}
+	return (n == 0 ? total : -1);
+}
+
+static int
+cmd_cycles(long n)
+{
+	uint8_t	 reply[24];
+	long	 i, ok = 0;
+	ssize_t	 got;
+	int	 fd;
+
+	for (i = 0; i < n; i++) {
+		if ((fd = dial()) == -1)
+			continue;
+		if (write(fd, processinfo, sizeof(processinfo)) ==
+		    (ssize_t)sizeof(processinfo) &&
+		    (got = drain(fd, reply, sizeof(reply))) >= 24 &&
+		    memcmp(reply, magic, sizeof(magic)) == 0 &&
+		    reply[16] == 0xff && reply[17] == 0x00)
+			ok++;
+		close(fd);
+	}
+	printf("cycles: ok=%ld failed=%ld\n", ok, n - ok);
+	return (ok == n ? 0 : 1);
+}
+
+static int
+cmd_rejects(long n)
+{
+	static const char	 garbage[] = "GET / HTTP/1.0\r\n\r\n";
+	uint8_t			 reply[24];
+	long			 i, closed = 0, replied = 0, failed = 0;
+	ssize_t			 got;
+	int			 fd;
+
+	for (i = 0; i < n; i++) {
+		if ((fd = dial()) == -1) {
+			failed++;
+			continue;
+		}
+		if (write(fd, garbage, sizeof(garbage) - 1) == -1) {
+			failed++;
+			close(fd);
+			continue;
+		}
+		got = drain(fd, reply, sizeof(reply));
+		if (got == 0)
+			closed++;
+		else if (got > 0)
+			replied++;
+		else if (errno == ECONNRESET)
+			closed++;	/* unread garbage makes close a RST */
+		else
+			failed++;
+		close(fd);
+	}
+	printf("rejects: closed=%ld replied=%ld failed=%ld\n", closed, replied,
+	    failed);
+	return (closed == n ? 0 : 1);
+}
+
+/* Open n connections into fds; return how many opened. */
+static long
+open_many(struct pollfd *pfd, long n)
+{
+	long	 i, opened = 0;
+
+	for (i = 0; i < n; i++) {
+		pfd[i].fd = dial();
+		pfd[i].events = POLLIN;
+		if (pfd[i].fd != -1) {
+			fcntl(pfd[i].fd, F_SETFL, O_NONBLOCK);
+			opened++;
+		}
+	}
+	return (opened);
+}
+
+static int
+cmd_hold(long n, long seconds)
+{
+	struct pollfd	*pfd;
+	long		 opened, i;
+	int64_t		 end;
+	char		 c;
+
+	if ((pfd = calloc(n + 1, sizeof(*pfd))) == NULL)
+		return (1);
+	opened = open_many(pfd, n);
+	printf("hold: opened=%ld of %ld\n", opened, n);
+	fflush(stdout);
+	pfd[n].fd = STDIN_FILENO;
+	pfd[n].events = POLLIN;
+	end = now_ms() + seconds * 1000;
+	while (now_ms() < end) {
+		for (i = 0; i <= n; i++)
+			pfd[i].revents = 0;
+		if (poll(&pfd[n], 1, (int)(end - now_ms())) > 0 &&
+		    read(STDIN_FILENO, &c, 1) <= 0)
+			break;
+	}
+	for (i = 0; i < n; i++)
+		if (pfd[i].fd != -1)
+			close(pfd[i].fd);
+	free(pfd);
+	return (opened == n ? 0 : 1);
+}
+
+static int
+cmd_dribble(long n, long interval, long seconds)
+{
+	struct pollfd	*pfd;
+	int64_t		*closed_at, start, end, next;
+	size_t		*sent;
+	long		 opened, i, closed = 0;
+	double		 min = -1, max = 0, t;
+	char		 buf[64];
+	int		 timeout;
+
+	pfd = calloc(n, sizeof(*pfd));
+	closed_at = calloc(n, sizeof(*closed_at));
+	sent = calloc(n, sizeof(*sent));
+	if (pfd == NULL || closed_at == NULL || sent == NULL)
+		return (1);
+	start = now_ms();
+	opened = open_many(pfd, n);
+	end = start + seconds * 1000;
+	next = start;
+	while (now_ms() < end && closed < opened) {
+		if (now_ms() >= next) {
+			/* One more byte of the magic on every open one. */
+			for (i = 0; i < n; i++) {
+				if (pfd[i].fd == -1 || closed_at[i] != 0)
+					continue;
+				if (write(pfd[i].fd, magic + sent[i] %
+				    sizeof(magic), 1) == 1)
+					sent[i]++;
+			}
+			next += interval;
+		}
+		timeout = (int)(next - now_ms());
+		if (poll(pfd, n, timeout < 0 ? 0 : timeout) <= 0)
+			continue;
+		for (i = 0; i < n; i++) {
+			if (pfd[i].fd == -1 || closed_at[i] != 0 ||
+			    pfd[i].revents == 0)
+				continue;
+			if (read(pfd[i].fd, buf, sizeof(buf)) <= 0) {
+				closed_at[i] = now_ms();
+				t = (closed_at[i] - start) / 1000.0;
+				if (min < 0 || t < min)
+					min = t;
+				if (t > max)
+					max = t;
+				closed++;
+				close(pfd[i].fd);
+				pfd[i].fd = -1;
+			}
+		}
+	}
+	printf("dribble: closed=%ld of %ld min=%.1f max=%.1f\n", closed, n,
+	    min < 0 ? 0 : min, max);
+	for (i = 0; i < n; i++)
+		if (pfd[i].fd != -1)
+			close(pfd[i].fd);
+	free(pfd);
+	free(closed_at);
+	free(sent);
+	return (opened == n && closed == n ? 0 : 1);
+}
+
+int
+main(int argc, char *argv[])
+{
+	if (argc < 3)
+		usage();
+	if (strcmp(argv[1], "dribble") == 0 && argc == 6) {
+		parse_addr(argv[5]);
+		return (cmd_dribble(atol(argv[2]), atol(argv[3]),
+		    atol(argv[4])));
+	}
+	if (strcmp(argv[1], "hold") == 0 && argc == 5) {
+		parse_addr(argv[4]);
+		return (cmd_hold(atol(argv[2]), atol(argv[3])));
+	}
+	if (strcmp(argv[1], "cycles") == 0 && argc == 4) {
+		parse_addr(argv[3]);
+		return (cmd_cycles(atol(argv[2])));
+	}
+	if (strcmp(argv[1], "rejects") == 0 && argc == 4) {
+		parse_addr(argv[3]);
+		return (cmd_rejects(atol(argv[2])));
+	}
+	usage();
+}
