@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 top=$(pwd)
 
 build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev"
-test_packages="$build_packages mandoc socat procps psmisc"
+test_packages="$build_packages mandoc socat procps psmisc util-linux valgrind"
 
 # Install whichever of the named packages are missing.
 install_missing() {
@@ -55,6 +55,16 @@ fuzz() {
 		printf ':test-result: SKIP\n' >build/fuzz/fuzz-skipped.trs
 	fi
 }
+
+# The scenarios again, in a build without sanitizers, with every router
+# under valgrind memcheck.
+valgrind_pass() {
+	build valgrind CFLAGS="-O1 -g" --enable-werror
+	DSROUTE_VALGRIND=1 make -s -C build/valgrind check TESTS="$valgrind_tests" \
+	    >build/valgrind/check.out 2>&1
+}
+valgrind_tests="tests/startup.sh tests/modes.sh tests/commands.sh tests/chain.sh
+	tests/badinput.sh tests/isolation.sh tests/teardown.sh"
 
 # Configure (once) and build in build/$1 with the remaining configure flags.
 build() {
@@ -103,6 +113,11 @@ test)
 	if [ $status -ne 0 ]; then
 		echo "dev.sh: failures; logs under build/test/tests"
 	fi
+	if ! valgrind_pass; then
+		status=1
+		echo "dev.sh: valgrind pass failures; logs under build/valgrind/tests"
+	fi
+	grep -E '^(FAIL|ERROR|XPASS):' build/valgrind/check.out || true
 	fuzz || status=1
 	summarize build
 	exit $status

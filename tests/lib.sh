@@ -26,6 +26,13 @@ set -u
 : "${FAKERT:?run the tests with make check}"
 : "${FAKETOOL:?run the tests with make check}"
 
+# The valgrind pass of the suite runs every router under memcheck.
+if [ -n "${DSROUTE_VALGRIND:-}" ]; then
+	DSROUTE_BIN=$DSROUTE
+	DSROUTE=$top_srcdir/tests/valgrind-dsroute
+	export DSROUTE_BIN
+fi
+
 T=$(mktemp -d /tmp/dsr.XXXXXX) || exit 99
 _pids=""
 _n=0
@@ -192,7 +199,7 @@ stop_dsroute() {
 	else
 		_rc=$?
 	fi
-	if [ $_rc -ne 0 ] || grep -Eq 'Sanitizer|runtime error:' \
+	if [ $_rc -ne 0 ] || grep -Eq 'Sanitizer|runtime error:|^==[0-9]+==' \
 	    "$T/$1.err"; then
 		fail "$1 exits cleanly on SIGTERM" "status $_rc"
 	else
