@@ -416,6 +416,8 @@ void		 sockaddr_name(const struct sockaddr *, socklen_t, char *,
 		    size_t);
 int		 parse_ms(const char *, int *);
 int		 parse_size(const char *, size_t *);
+int		 parse_uid(const char *, uid_t *);
+int		 parse_gid(const char *, gid_t *);
 void		*xcalloc(size_t, size_t);
 char		*xstrdup(const char *);
 
