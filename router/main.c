@@ -88,6 +88,8 @@ usage(int status)
 	    "  uds:PATH[,listen|,connect][,mode=0600][,owner=U][,group=G]\n"
 	    "  tcp:HOST:PORT[,listen|,connect]      [v6]:PORT, *:PORT, "
 	    "PORT 0 = any\n"
+	    "  access control on either: ,policy=ROLE ,allow=CMD ,deny=CMD "
+	    ",ROLE=PEER\n"
 	    "\n"
 	    "options:\n"
 	    "  -v, --verbose LEVEL         none, critical, error, warning, "
