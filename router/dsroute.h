@@ -296,6 +296,7 @@ struct settings {
 	size_t		 low_water;
 	int		 unsafe_listen;
 	int		 runtime_side;	/* client-client default */
+	int		 log_level;	/* enum log_level */
 };
 
 extern struct settings	 settings;
@@ -373,6 +374,27 @@ void		 endpoint_clear(struct endpoint *);
 int		 endpoint_resolve(struct endpoint *, char *, size_t);
 int		 endpoint_is_loopback(const struct endpoint *);
 void		 endpoint_set_name(struct endpoint *);
+
+/* config.c */
+struct config_error {
+	int		 line;		/* 0: the file as a whole */
+	size_t		 seq;		/* keeps errors of a line in order */
+	char		*message;
+};
+
+struct config {
+	char			*path;
+	struct route_list	 routes;	/* parsed, not started */
+	struct config_error	*errors;
+	size_t			 nerrors;
+	int			 oom;
+};
+
+int		 config_load(struct config *, const char *,
+		    int (*)(void *, const char *, const char *, char *, size_t),
+		    void *);
+void		 config_free(struct config *);
+int		 config_apply(struct config *);
 
 /* main.c */
 int		 dsroute_run(void);
