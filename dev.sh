@@ -12,7 +12,8 @@ set -eu
 cd "$(dirname "$0")"
 top=$(pwd)
 
-build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev"
+build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev
+    libinih-dev"
 test_packages="$build_packages mandoc socat procps psmisc util-linux valgrind"
 
 # Install whichever of the named packages are missing.

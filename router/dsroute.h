@@ -32,6 +32,7 @@
 
 #define __dead		__attribute__((__noreturn__))
 
+struct acl_policy;
 struct evbuffer;
 struct evconnlistener;
 
@@ -55,6 +56,7 @@ struct evconnlistener;
 #define IPC_ID_ERROR		0xff
 
 #define HRESULT_BAD_ENCODING	0x80131384U
+#define HRESULT_UNKNOWN_COMMAND	0x80131385U
 #define HRESULT_ACCESS_DENIED	0x80070005U
 
 struct ipc_header {
@@ -129,6 +131,10 @@ struct endpoint {
 	socklen_t		 addrlen;
 
 	char			 name[160];	/* printable, with the bound port */
+
+	/* access control: NULL means the defaults */
+	struct acl_policy	*policy;
+	char			*transport_spec; /* spec less its policy options */
 };
 
 /*
@@ -224,6 +230,9 @@ struct session {
 	int			 quiet;		/* end at debug level, not info */
 	int			 runtime_ended_first;
 	const char		*deny_reason;
+	int			 judged;	/* the first command was judged */
+	int			 allowed;
+	char			 rule[96];	/* the rule that decided */
 	TAILQ_ENTRY(session)	 entry;		/* all sessions */
 	TAILQ_ENTRY(session)	 wait_entry;	/* the route's waiting tools */
 	int			 waiting;
@@ -290,6 +299,7 @@ struct settings {
 	size_t		 low_water;
 	int		 unsafe_listen;
 	int		 runtime_side;	/* client-client default */
+	int		 log_level;	/* enum log_level */
 };
 
 extern struct settings	 settings;
@@ -310,6 +320,57 @@ int		 ipc_processinfo_parse(const uint8_t *, size_t,
 		    struct advertise *, uint32_t *);
 void		 ipc_cookie_hex(const uint8_t [IPC_COOKIE_LEN], char [33]);
 int		 ipc_default_socket_pid(const char *, long *);
+uint32_t	 ipc_get32(const uint8_t *);
+
+/*
+ * Access control (acl.c): the policy of an endpoint and the decision on
+ * a tool's first command.  Pure: unit tested and fuzzed on its own.
+ */
+enum acl_role {
+	ACL_NONE,
+	ACL_OBSERVE,
+	ACL_OPERATE,
+	ACL_DUMP,
+	ACL_FULL
+};
+
+/* Who sent the command, as far as the transport could tell. */
+struct acl_peer {
+	int			 local;		/* a uds peer */
+	int			 have_cred;	/* SO_PEERCRED worked */
+	uid_t			 uid;
+	gid_t			 gid;
+	struct sockaddr_storage	 addr;		/* a network peer's address */
+	const struct identity	*identity;	/* a verified TLS peer */
+	uid_t			 self_uid;	/* dsroute's effective uid */
+	int			 have_runtime_uid;
+	uid_t			 runtime_uid;	/* owner of the runtime's end */
+};
+
+struct acl_decision {
+	int			 allow;
+	uint32_t		 hresult;	/* of the error frame if denied */
+	enum acl_role		 role;
+	const char		*role_from;	/* what gave the peer its role */
+	const char		*rule;		/* what decided */
+	const char		*reason;	/* why, for the log */
+};
+
+int		 acl_role_parse(const char *, enum acl_role *);
+const char	*acl_role_name(enum acl_role);
+int		 acl_set_policy(struct acl_policy **, const char *, char *,
+		    size_t);
+int		 acl_add_rule(struct acl_policy **, int, const char *, char *,
+		    size_t);
+int		 acl_add_grant(struct acl_policy **, enum acl_role,
+		    const char *, char *, size_t);
+int		 acl_set_dump_dir(struct acl_policy **, const char *, char *,
+		    size_t);
+int		 acl_set_max_buffer(struct acl_policy **, const char *, char *,
+		    size_t);
+void		 acl_policy_free(struct acl_policy *);
+void		 acl_decide(const struct acl_policy *, const struct acl_peer *,
+		    const uint8_t *, size_t, struct acl_decision *);
 
 /* endpoint.c */
 int		 endpoint_parse(const char *, struct endpoint *, char *, size_t);
@@ -317,6 +378,27 @@ void		 endpoint_clear(struct endpoint *);
 int		 endpoint_resolve(struct endpoint *, char *, size_t);
 int		 endpoint_is_loopback(const struct endpoint *);
 void		 endpoint_set_name(struct endpoint *);
+
+/* config.c */
+struct config_error {
+	int		 line;		/* 0: the file as a whole */
+	size_t		 seq;		/* keeps errors of a line in order */
+	char		*message;
+};
+
+struct config {
+	char			*path;
+	struct route_list	 routes;	/* parsed, not started */
+	struct config_error	*errors;
+	size_t			 nerrors;
+	int			 oom;
+};
+
+int		 config_load(struct config *, const char *,
+		    int (*)(void *, const char *, const char *, char *, size_t),
+		    void *);
+void		 config_free(struct config *);
+int		 config_apply(struct config *);
 
 /* main.c */
 int		 dsroute_run(void);
@@ -420,6 +502,8 @@ void		 sockaddr_name(const struct sockaddr *, socklen_t, char *,
 		    size_t);
 int		 parse_ms(const char *, int *);
 int		 parse_size(const char *, size_t *);
+int		 parse_uid(const char *, uid_t *);
+int		 parse_gid(const char *, gid_t *);
 void		*xcalloc(size_t, size_t);
 char		*xstrdup(const char *);
 

@@ -20,8 +20,12 @@
  *	uds:PATH[,listen|,connect][,mode=0660][,owner=U][,group=G]
  *	tcp:HOST:PORT[,listen|,connect]	HOST may be [v6], "*" or empty
  *
- * Parsing is a pure function of the string; resolving addresses is a
- * separate step so that the parser can be unit tested and fuzzed.
+ * and on either, the access control options of acl.c: policy=ROLE,
+ * allow=CMD, deny=CMD, ROLE=PRINCIPAL, dump-dir=DIR, max-buffer-mb=N.
+ *
+ * Parsing is a pure function of the string (bar user and group names);
+ * resolving addresses is a separate step so that the parser can be unit
+ * tested and fuzzed.
  */
 
 #include "config.h"
@@ -53,6 +57,17 @@ static int	 set_connect(struct endpoint *, const char *, char *, size_t);
 static int	 set_mode(struct endpoint *, const char *, char *, size_t);
 static int	 set_owner(struct endpoint *, const char *, char *, size_t);
 static int	 set_group(struct endpoint *, const char *, char *, size_t);
+static int	 set_policy(struct endpoint *, const char *, char *, size_t);
+static int	 set_allow(struct endpoint *, const char *, char *, size_t);
+static int	 set_deny(struct endpoint *, const char *, char *, size_t);
+static int	 set_none(struct endpoint *, const char *, char *, size_t);
+static int	 set_observe(struct endpoint *, const char *, char *, size_t);
+static int	 set_operate(struct endpoint *, const char *, char *, size_t);
+static int	 set_dump(struct endpoint *, const char *, char *, size_t);
+static int	 set_full(struct endpoint *, const char *, char *, size_t);
+static int	 set_dump_dir(struct endpoint *, const char *, char *, size_t);
+static int	 set_max_buffer(struct endpoint *, const char *, char *,
+		    size_t);
 
 static const struct endpoint_option options[] = {
 	{ "listen", ANY_TYPE, 0, set_listen },
@@ -60,6 +75,20 @@ static const struct endpoint_option options[] = {
 	{ "mode", TYPE_BIT(ENDPOINT_UDS), 1, set_mode },
 	{ "owner", TYPE_BIT(ENDPOINT_UDS), 1, set_owner },
 	{ "group", TYPE_BIT(ENDPOINT_UDS), 1, set_group },
+};
+
+/* Access control (acl.c): the only options a reload changes in place. */
+static const struct endpoint_option policy_options[] = {
+	{ "policy", ANY_TYPE, 1, set_policy },
+	{ "allow", ANY_TYPE, 1, set_allow },
+	{ "deny", ANY_TYPE, 1, set_deny },
+	{ "none", ANY_TYPE, 1, set_none },
+	{ "observe", ANY_TYPE, 1, set_observe },
+	{ "operate", ANY_TYPE, 1, set_operate },
+	{ "dump", ANY_TYPE, 1, set_dump },
+	{ "full", ANY_TYPE, 1, set_full },
+	{ "dump-dir", ANY_TYPE, 1, set_dump_dir },
+	{ "max-buffer-mb", ANY_TYPE, 1, set_max_buffer },
 };
 
 static const struct {
@@ -145,6 +174,66 @@ set_group(struct endpoint *ep, const char *v, char *err, size_t len)
 	return (0);
 }
 
+static int
+set_policy(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_set_policy(&ep->policy, v, err, len));
+}
+
+static int
+set_allow(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_add_rule(&ep->policy, 1, v, err, len));
+}
+
+static int
+set_deny(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_add_rule(&ep->policy, 0, v, err, len));
+}
+
+static int
+set_none(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_add_grant(&ep->policy, ACL_NONE, v, err, len));
+}
+
+static int
+set_observe(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_add_grant(&ep->policy, ACL_OBSERVE, v, err, len));
+}
+
+static int
+set_operate(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_add_grant(&ep->policy, ACL_OPERATE, v, err, len));
+}
+
+static int
+set_dump(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_add_grant(&ep->policy, ACL_DUMP, v, err, len));
+}
+
+static int
+set_full(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_add_grant(&ep->policy, ACL_FULL, v, err, len));
+}
+
+static int
+set_dump_dir(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_set_dump_dir(&ep->policy, v, err, len));
+}
+
+static int
+set_max_buffer(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_set_max_buffer(&ep->policy, v, err, len));
+}
+
 /* Parse the path of a uds endpoint. */
 static int
 parse_uds(struct endpoint *ep, const char *addr, char *err, size_t len)
@@ -220,38 +309,68 @@ parse_tcp(struct endpoint *ep, const char *addr, char *err, size_t len)
 	return (0);
 }
 
-/* Apply one ",name[=value]" option. */
+/* Find an option by name; *policy says whether it is an access control one. */
+static const struct endpoint_option *
+find_option(const char *name, int *policy)
+{
+	size_t	 i;
+
+	*policy = 0;
+	for (i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		if (strcmp(options[i].name, name) == 0)
+			return (&options[i]);
+	}
+	*policy = 1;
+	for (i = 0; i < sizeof(policy_options) / sizeof(policy_options[0]);
+	    i++) {
+		if (strcmp(policy_options[i].name, name) == 0)
+			return (&policy_options[i]);
+	}
+	return (NULL);
+}
+
+/*
+ * Apply one ",name[=value]" option, and add it to the transport spec
+ * unless it is one a reload changes in place.
+ */
 static int
 parse_option(struct endpoint *ep, char *opt, char *err, size_t len)
 {
 	const struct endpoint_option	*o;
-	char				*value;
-	size_t				 i;
+	char				*value, *spec;
+	int				 policy;
 
 	if ((value = strchr(opt, '=')) != NULL)
 		*value++ = '\0';
-	for (i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
-		o = &options[i];
-		if (strcmp(o->name, opt) != 0)
-			continue;
-		if (!(o->types & TYPE_BIT(ep->type))) {
-			snprintf(err, len, "option '%s' does not apply to %s:",
-			    opt, type_name(ep->type));
-			return (-1);
-		}
-		if (o->takes_value && value == NULL) {
-			snprintf(err, len, "option '%s' needs a value: %s=...",
-			    opt, opt);
-			return (-1);
-		}
-		if (!o->takes_value && value != NULL) {
-			snprintf(err, len, "option '%s' takes no value", opt);
-			return (-1);
-		}
-		return (o->set(ep, value, err, len));
+	if ((o = find_option(opt, &policy)) == NULL) {
+		snprintf(err, len, "unknown option '%s'", opt);
+		return (-1);
 	}
-	snprintf(err, len, "unknown option '%s'", opt);
-	return (-1);
+	if (!(o->types & TYPE_BIT(ep->type))) {
+		snprintf(err, len, "option '%s' does not apply to %s:",
+		    opt, type_name(ep->type));
+		return (-1);
+	}
+	if (o->takes_value && value == NULL) {
+		snprintf(err, len, "option '%s' needs a value: %s=...",
+		    opt, opt);
+		return (-1);
+	}
+	if (!o->takes_value && value != NULL) {
+		snprintf(err, len, "option '%s' takes no value", opt);
+		return (-1);
+	}
+	if (!policy) {
+		if (asprintf(&spec, "%s,%s%s%s", ep->transport_spec, opt,
+		    value != NULL ? "=" : "", value != NULL ? value : "") ==
+		    -1) {
+			snprintf(err, len, "out of memory");
+			return (-1);
+		}
+		free(ep->transport_spec);
+		ep->transport_spec = spec;
+	}
+	return (o->set(ep, value, err, len));
 }
 
 /*
@@ -301,6 +420,11 @@ endpoint_parse(const char *spec, struct endpoint *ep, char *err, size_t len)
 	}
 	p = copy;
 	opt = strsep(&p, ",");
+	if ((ep->transport_spec = strndup(ep->spec, strcspn(ep->spec, ","))) ==
+	    NULL) {
+		snprintf(err, len, "out of memory");
+		goto out;
+	}
 	if (ep->type == ENDPOINT_UDS) {
 		ep->transport = &transport_uds;
 		if (parse_uds(ep, opt, err, len) == -1)
@@ -338,6 +462,8 @@ endpoint_clear(struct endpoint *ep)
 	free(ep->host);
 	free(ep->owner);
 	free(ep->group);
+	free(ep->transport_spec);
+	acl_policy_free(ep->policy);
 	memset(ep, 0, sizeof(*ep));
 }
 

@@ -312,3 +312,10 @@ ipc_default_socket_pid(const char *path, long *pid)
 	*pid = v;
 	return (1);
 }
+
+/* Read a little-endian u32, as payload fields are. */
+uint32_t
+ipc_get32(const uint8_t *p)
+{
+	return (le32(p));
+}

@@ -45,12 +45,22 @@ struct settings settings = {
 	.high_water = 512 * 1024,
 	.low_water = 128 * 1024,
 	.runtime_side = SIDE_LOCAL,
+	.log_level = LL_INFO,
 };
 
 struct event_base	*base;
 int			 draining;
 
 static struct event	 shutdown_timer;
+static struct settings	 default_settings;
+static const char	*config_path;
+
+/* Settings given on the command line: they win over the file's. */
+static struct {
+	int		 ch;
+	const char	*arg;
+}			 cmdline[32];
+static int		 ncmdline;
 
 enum {
 	OPT_HANDSHAKE_TIMEOUT = 256,
@@ -75,6 +85,8 @@ static const struct option long_options[] = {
 	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
 	{ "runtime", required_argument, NULL, OPT_RUNTIME },
 	{ "unsafe-listen", no_argument, NULL, OPT_UNSAFE_LISTEN },
+	{ "config", required_argument, NULL, 'f' },
+	{ "check", no_argument, NULL, 'n' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -83,13 +95,20 @@ usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
 	    "usage: dsroute [options] LOCAL REMOTE\n"
+	    "       dsroute [options] -f FILE\n"
 	    "\n"
 	    "endpoints:\n"
 	    "  uds:PATH[,listen|,connect][,mode=0600][,owner=U][,group=G]\n"
 	    "  tcp:HOST:PORT[,listen|,connect]      [v6]:PORT, *:PORT, "
 	    "PORT 0 = any\n"
+	    "  access control on either: ,policy=ROLE ,allow=CMD ,deny=CMD "
+	    ",ROLE=PEER\n"
 	    "\n"
 	    "options:\n"
+	    "  -f, --config FILE           run the routes of FILE "
+	    "(dsroute.conf(5))\n"
+	    "  -n, --check                 check the endpoints or FILE, "
+	    "then exit\n"
 	    "  -v, --verbose LEVEL         none, critical, error, warning, "
 	    "info, debug, trace\n"
 	    "      --handshake-timeout T   first message deadline (5s)\n"
@@ -112,14 +131,157 @@ usage(int status)
 }
 
 static int
-option_ms(const char *name, const char *arg, int allow_zero)
+option_ms(const char *arg, int allow_zero, int *ms, char *err, size_t len)
 {
-	int	 ms;
+	if (parse_ms(arg, ms) == -1 || (*ms == 0 && !allow_zero)) {
+		snprintf(err, len, "give a duration such as 5, 0.5 or 500ms");
+		return (-1);
+	}
+	return (0);
+}
 
-	if (parse_ms(arg, &ms) == -1 || (ms == 0 && !allow_zero))
-		fatalx("--%s %s: give a duration such as 5, 0.5 or 500ms",
-		    name, arg);
-	return (ms);
+/*
+ * Apply one setting (an option other than -h, -V, -f and -n) to st; a
+ * flag's arg is NULL on the command line, a boolean in the file.  Return
+ * -1 with a message in err if the value is wrong.
+ */
+static int
+option_apply(struct settings *st, int ch, const char *arg, char *err,
+    size_t len)
+{
+	enum log_level	 level;
+
+	switch (ch) {
+	case 'v':
+		if (log_level_parse(arg, &level) == -1) {
+			snprintf(err, len, "give none, critical, error, "
+			    "warning, info, debug or trace");
+			return (-1);
+		}
+		st->log_level = level;
+		return (0);
+	case OPT_HANDSHAKE_TIMEOUT:
+		return (option_ms(arg, 0, &st->handshake_timeout_ms, err, len));
+	case OPT_CONNECT_TIMEOUT:
+		return (option_ms(arg, 0, &st->connect_timeout_ms, err, len));
+	case OPT_BACKEND_WAIT:
+		return (option_ms(arg, 1, &st->backend_wait_ms, err, len));
+	case OPT_CLOSE_TIMEOUT:
+		return (option_ms(arg, 0, &st->close_timeout_ms, err, len));
+	case OPT_SHUTDOWN_TIMEOUT:
+		return (option_ms(arg, 1, &st->shutdown_timeout_ms, err, len));
+	case OPT_BUFFER_SIZE:
+		/* The first message (up to 64 KiB) must fit. */
+		if (parse_size(arg, &st->high_water) == -1 ||
+		    st->high_water < 128 * 1024 ||
+		    st->high_water > 64 * 1024 * 1024) {
+			snprintf(err, len, "give a size from 128k to 64m");
+			return (-1);
+		}
+		st->low_water = st->high_water / 4;
+		return (0);
+	case OPT_RUNTIME:
+		if (strcmp(arg, "local") == 0)
+			st->runtime_side = SIDE_LOCAL;
+		else if (strcmp(arg, "remote") == 0)
+			st->runtime_side = SIDE_REMOTE;
+		else {
+			snprintf(err, len, "give local or remote");
+			return (-1);
+		}
+		return (0);
+	case OPT_UNSAFE_LISTEN:
+		if (arg == NULL || strcmp(arg, "yes") == 0 ||
+		    strcmp(arg, "true") == 0 || strcmp(arg, "1") == 0)
+			st->unsafe_listen = 1;
+		else if (strcmp(arg, "no") == 0 || strcmp(arg, "false") == 0 ||
+		    strcmp(arg, "0") == 0)
+			st->unsafe_listen = 0;
+		else {
+			snprintf(err, len, "give yes or no");
+			return (-1);
+		}
+		return (0);
+	}
+	snprintf(err, len, "not a setting");
+	return (-1);
+}
+
+static const char *
+option_name(int ch)
+{
+	const struct option	*o;
+
+	for (o = long_options; o->name != NULL; o++) {
+		if (o->val == ch)
+			break;
+	}
+	return (o->name != NULL ? o->name : "?");
+}
+
+/* A setting of the configuration file, named as its long option. */
+static int
+setting_by_name(void *arg, const char *name, const char *value, char *err,
+    size_t len)
+{
+	const struct option	*o;
+	char			 why[128];
+
+	for (o = long_options; o->name != NULL; o++) {
+		if (strcmp(o->name, name) == 0)
+			break;
+	}
+	if (o->name == NULL || o->val == 'h' || o->val == 'V' ||
+	    o->val == 'f' || o->val == 'n') {
+		snprintf(err, len, "unknown setting '%s'", name);
+		return (-1);
+	}
+	if (option_apply(arg, o->val, value, why, sizeof(why)) == -1) {
+		snprintf(err, len, "%s = %s: %s", name, value, why);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Load the configuration file into cfg and st: the defaults, then the
+ * file's settings, then the command line's, which win.
+ */
+static int
+load_config(struct config *cfg, struct settings *st)
+{
+	char	 err[128];
+	int	 i;
+
+	*st = default_settings;
+	if (config_load(cfg, config_path, setting_by_name, st) == -1)
+		return (-1);
+	for (i = 0; i < ncmdline; i++)
+		(void)option_apply(st, cmdline[i].ch, cmdline[i].arg, err,
+		    sizeof(err));
+	return (0);
+}
+
+/* Print or log every error of a configuration file, as file:line: message. */
+static void
+config_report(const struct config *cfg, int to_log)
+{
+	const struct config_error	*e;
+	char				 where[32] = "";
+	size_t				 i;
+
+	for (i = 0; i < cfg->nerrors; i++) {
+		e = &cfg->errors[i];
+		if (e->line > 0)
+			snprintf(where, sizeof(where), ":%d", e->line);
+		else
+			where[0] = '\0';
+		if (to_log)
+			log_error("%s%s: %s", config_path, where, e->message);
+		else
+			fprintf(stderr, "%s%s: %s\n", config_path, where,
+			    e->message);
+	}
 }
 
 /* Stop now: close everything and leave the loop. */
@@ -180,7 +342,36 @@ drain(void)
 static void
 reload(void)
 {
-	log_info("nothing to reload");
+	struct config	 cfg;
+	struct settings	 st;
+	int		 waiting;
+
+	if (config_path == NULL) {
+		log_info("nothing to reload: no configuration file (-f)");
+		return;
+	}
+	if (load_config(&cfg, &st) == -1) {
+		config_report(&cfg, 1);
+		log_error("reload: %s has %zu error%s; the running "
+		    "configuration stays", config_path, cfg.nerrors,
+		    cfg.nerrors == 1 ? "" : "s");
+		config_free(&cfg);
+		return;
+	}
+	waiting = config_apply(&cfg);
+	if (st.runtime_side != settings.runtime_side ||
+	    st.unsafe_listen != settings.unsafe_listen) {
+		log_warning("reload: runtime and unsafe-listen apply when "
+		    "routes start; that takes a restart");
+		st.runtime_side = settings.runtime_side;
+		st.unsafe_listen = settings.unsafe_listen;
+		waiting++;
+	}
+	settings = st;
+	log_set_level(settings.log_level);
+	config_free(&cfg);
+	log_info("reloaded %s%s", config_path, waiting == 0 ? "" :
+	    "; the changes logged above wait for a restart");
 }
 
 /* Route libevent's own messages into our log. */
@@ -284,80 +475,84 @@ dsroute_run(void)
 int
 main(int argc, char *argv[])
 {
+	struct config	 cfg;
 	struct route	*r;
-	enum log_level	 level;
 	char		 err[512];
-	int		 ch;
+	int		 ch, check = 0;
 
 	signal(SIGPIPE, SIG_IGN);
 
-	while ((ch = getopt_long(argc, argv, "hVv:", long_options,
+	default_settings = settings;
+	while ((ch = getopt_long(argc, argv, "f:hnVv:", long_options,
 	    NULL)) != -1) {
 		switch (ch) {
-		case 'v':
-			if (log_level_parse(optarg, &level) == -1)
-				fatalx("-v %s: give none, critical, error, "
-				    "warning, info, debug or trace", optarg);
-			log_set_level(level);
-			break;
 		case 'h':
 			usage(0);
 		case 'V':
 			printf("dsroute %s\n", PACKAGE_VERSION);
 			exit(0);
-		case OPT_HANDSHAKE_TIMEOUT:
-			settings.handshake_timeout_ms = option_ms(
-			    "handshake-timeout", optarg, 0);
+		case 'f':
+			config_path = optarg;
 			break;
-		case OPT_CONNECT_TIMEOUT:
-			settings.connect_timeout_ms = option_ms(
-			    "connect-timeout", optarg, 0);
+		case 'n':
+			check = 1;
 			break;
-		case OPT_BACKEND_WAIT:
-			settings.backend_wait_ms = option_ms("backend-wait",
-			    optarg, 1);
-			break;
-		case OPT_CLOSE_TIMEOUT:
-			settings.close_timeout_ms = option_ms("close-timeout",
-			    optarg, 0);
-			break;
-		case OPT_SHUTDOWN_TIMEOUT:
-			settings.shutdown_timeout_ms = option_ms(
-			    "shutdown-timeout", optarg, 1);
-			break;
-		case OPT_BUFFER_SIZE:
-			/* The first message (up to 64 KiB) must fit. */
-			if (parse_size(optarg, &settings.high_water) == -1 ||
-			    settings.high_water < 128 * 1024 ||
-			    settings.high_water > 64 * 1024 * 1024)
-				fatalx("--buffer-size %s: give a size from 128k "
-				    "to 64m", optarg);
-			settings.low_water = settings.high_water / 4;
-			break;
-		case OPT_RUNTIME:
-			if (strcmp(optarg, "local") == 0)
-				settings.runtime_side = SIDE_LOCAL;
-			else if (strcmp(optarg, "remote") == 0)
-				settings.runtime_side = SIDE_REMOTE;
-			else
-				fatalx("--runtime %s: give local or remote",
-				    optarg);
-			break;
-		case OPT_UNSAFE_LISTEN:
-			settings.unsafe_listen = 1;
-			break;
-		default:
+		case '?':
 			usage(1);
+		default:
+			if (option_apply(&settings, ch, optarg, err,
+			    sizeof(err)) == -1)
+				fatalx("--%s %s: %s", option_name(ch), optarg,
+				    err);
+			if (ch == 'v')
+				log_set_level(settings.log_level);
+			if (ncmdline == sizeof(cmdline) / sizeof(cmdline[0]))
+				fatalx("too many options");
+			cmdline[ncmdline].ch = ch;
+			cmdline[ncmdline++].arg = optarg;
+			break;
 		}
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc != 2)
-		usage(1);
 
-	if ((r = route_new("main", argv[0], argv[1], err, sizeof(err))) ==
-	    NULL)
-		fatalx("%s", err);
-	TAILQ_INSERT_TAIL(&routes, r, entry);
+	if (config_path != NULL) {
+		if (argc != 0)
+			usage(1);
+		if (load_config(&cfg, &settings) == -1) {
+			config_report(&cfg, !check);
+			if (!check)
+				log_critical("%s: %zu error%s", config_path,
+				    cfg.nerrors, cfg.nerrors == 1 ? "" : "s");
+			config_free(&cfg);
+			exit(1);
+		}
+		while ((r = TAILQ_FIRST(&cfg.routes)) != NULL) {
+			TAILQ_REMOVE(&cfg.routes, r, entry);
+			TAILQ_INSERT_TAIL(&routes, r, entry);
+		}
+		config_free(&cfg);
+	} else {
+		if (argc != 2)
+			usage(1);
+		if ((r = route_new("main", argv[0], argv[1], err,
+		    sizeof(err))) == NULL) {
+			if (check) {
+				fprintf(stderr, "%s\n", err);
+				exit(1);
+			}
+			fatalx("%s", err);
+		}
+		TAILQ_INSERT_TAIL(&routes, r, entry);
+	}
+	if (check) {
+		while ((r = TAILQ_FIRST(&routes)) != NULL) {
+			TAILQ_REMOVE(&routes, r, entry);
+			route_free(r);
+		}
+		printf("configuration OK\n");
+		return (0);
+	}
+	log_set_level(settings.log_level);
 	return (dsroute_run());
 }

@@ -193,8 +193,14 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 		return (-1);
 	}
 	judge_command(s, data, g->need, g, &v);
-	if (!v.allow)
+	s->judged = 1;
+	s->allowed = v.allow;
+	snprintf(s->rule, sizeof(s->rule), "%s", v.rule);
+	if (!v.allow) {
+		/* The audit line said it all; the end line goes to debug. */
+		s->quiet = 1;
 		return (deny(s, v.hresult, v.reason));
+	}
 
 	evtimer_del(&s->timer);
 	tool->reading = 1;
@@ -625,6 +631,7 @@ session_close(struct session *s, const char *reason)
 	struct route	*r = s->route;
 	struct conn	*tool = NULL, *rt = NULL, *c;
 	char		 pid[32] = "-", cookie[33] = "-", peer[256] = "";
+	char		 decision[160] = "";
 
 	if (s->tool_side != -1) {
 		tool = tool_conn(s);
@@ -639,15 +646,18 @@ session_close(struct session *s, const char *reason)
 		snprintf(pid, sizeof(pid), "%" PRIu64, s->advertise.pid);
 		ipc_cookie_hex(s->advertise.cookie, cookie);
 	}
+	if (s->judged)
+		snprintf(decision, sizeof(decision), " decision=%s rule=\"%s\"",
+		    s->allowed ? "allow" : "deny", s->rule);
 	log_msg(s->quiet ? LL_DEBUG : LL_INFO, "session %" PRIu64 ": "
 	    "route=%s command=%s tool=%s runtime=%s runtime_pid=%s "
 	    "cookie=%s to_runtime=%" PRIu64 " to_tool=%" PRIu64 " "
-	    "duration=%.3fs%s end=\"%s\"", s->id, r->name,
+	    "duration=%.3fs%s%s end=\"%s\"", s->id, r->name,
 	    s->command[0] != '\0' ? s->command : "-",
 	    tool != NULL ? tool->peer : "-", rt != NULL ? rt->peer : "-",
 	    pid, cookie, rt != NULL ? rt->nwritten : 0,
 	    tool != NULL ? tool->nwritten : 0, elapsed_s(&s->started), peer,
-	    reason);
+	    decision, reason);
 
 	if (s->waiting)
 		TAILQ_REMOVE(&r->waiting, s, wait_entry);

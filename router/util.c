@@ -24,7 +24,9 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +158,55 @@ parse_size(const char *s, size_t *size)
 	if (v > (SIZE_MAX >> shift))
 		return (-1);
 	*size = (size_t)v << shift;
+	return (0);
+}
+
+/* Parse an id given as a decimal number; -1 if it is not one. */
+static int
+parse_id(const char *s, unsigned long *id)
+{
+	char	*end;
+
+	if (*s < '0' || *s > '9')
+		return (-1);
+	errno = 0;
+	*id = strtoul(s, &end, 10);
+	if (*end != '\0' || errno != 0 || *id >= (unsigned long)(uid_t)-1)
+		return (-1);
+	return (0);
+}
+
+/* Parse a user given as a number or a name. */
+int
+parse_uid(const char *s, uid_t *uid)
+{
+	struct passwd	*pw;
+	unsigned long	 v;
+
+	if (parse_id(s, &v) == 0) {
+		*uid = (uid_t)v;
+		return (0);
+	}
+	if (*s == '\0' || (pw = getpwnam(s)) == NULL)
+		return (-1);
+	*uid = pw->pw_uid;
+	return (0);
+}
+
+/* Parse a group given as a number or a name. */
+int
+parse_gid(const char *s, gid_t *gid)
+{
+	struct group	*gr;
+	unsigned long	 v;
+
+	if (parse_id(s, &v) == 0) {
+		*gid = (gid_t)v;
+		return (0);
+	}
+	if (*s == '\0' || (gr = getgrnam(s)) == NULL)
+		return (-1);
+	*gid = gr->gr_gid;
 	return (0);
 }
 

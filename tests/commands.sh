@@ -22,8 +22,9 @@
 . "$top_srcdir/tests/lib.sh"
 
 # server-server: the runtime parks one connection at a time; each command
-# takes it and the runtime dials again.
-start_dsroute d "uds:$T/rt.sock" tcp:127.0.0.1:0
+# takes it and the runtime dials again.  ProcessEnvironment takes the full
+# role, more than network peers get by default.
+start_dsroute d "uds:$T/rt.sock" tcp:127.0.0.1:0,policy=full
 start_fakert rt --connect "$T/rt.sock" --pid 2001
 addr="tcp:127.0.0.1:$(port_of d remote)"
 check "server-server: 20 ProcessInfo in a row" \

@@ -63,6 +63,8 @@ start_fakert rt3 --connect "$T/rt3.sock" --pid 6003
 addr="tcp:127.0.0.1:$(port_of d3 remote)"
 bg tr "$FAKETOOL" --timeout 30 "$addr" collect
 wait_for 10 has_line "$T/rt3.ev" '^stream-start '
+# Once its next connection is parked, so that its death can be noticed.
+wait_for 10 eval "[ \$(count_lines '$T/rt3.ev' '^advertise') -ge 2 ]"
 stop rt3 KILL
 if wait_exit tr 10; then
 	pass "a runtime dying mid-stream ends the tool's side"

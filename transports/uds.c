@@ -30,10 +30,8 @@
 #include <sys/un.h>
 
 #include <errno.h>
-#include <grp.h>
 #include <libgen.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,35 +187,15 @@ static int
 lookup_ids(const struct endpoint *ep, uid_t *uid, gid_t *gid, char *err,
     size_t len)
 {
-	struct passwd	*pw;
-	struct group	*gr;
-	char		*end;
-	unsigned long	 v;
-
 	*uid = (uid_t)-1;
 	*gid = (gid_t)-1;
-	if (ep->owner != NULL) {
-		v = strtoul(ep->owner, &end, 10);
-		if (*end == '\0' && *ep->owner != '\0')
-			*uid = (uid_t)v;
-		else if ((pw = getpwnam(ep->owner)) != NULL)
-			*uid = pw->pw_uid;
-		else {
-			snprintf(err, len, "owner=%s: no such user", ep->owner);
-			return (-1);
-		}
+	if (ep->owner != NULL && parse_uid(ep->owner, uid) == -1) {
+		snprintf(err, len, "owner=%s: no such user", ep->owner);
+		return (-1);
 	}
-	if (ep->group != NULL) {
-		v = strtoul(ep->group, &end, 10);
-		if (*end == '\0' && *ep->group != '\0')
-			*gid = (gid_t)v;
-		else if ((gr = getgrnam(ep->group)) != NULL)
-			*gid = gr->gr_gid;
-		else {
-			snprintf(err, len, "group=%s: no such group",
-			    ep->group);
-			return (-1);
-		}
+	if (ep->group != NULL && parse_gid(ep->group, gid) == -1) {
+		snprintf(err, len, "group=%s: no such group", ep->group);
+		return (-1);
 	}
 	return (0);
 }
