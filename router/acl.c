@@ -684,7 +684,7 @@ static int
 grant_matches(const struct grant *g, const struct acl_peer *peer)
 {
 	const struct identity	*id = peer->identity;
-	const uint8_t		*addr;
+	const uint8_t		*addr = NULL;
 
 	switch (g->type) {
 	case PRINCIPAL_UID:

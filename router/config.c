@@ -85,6 +85,9 @@ struct parser {
 	void			*arg;
 };
 
+static void	 add_error(struct config *, int, const char *, ...)
+		    __attribute__((__format__(__printf__, 3, 4)));
+
 /* Record an error at a line of the file. */
 static void
 add_error(struct config *cfg, int line, const char *fmt, ...)
