@@ -231,6 +231,7 @@ dsroute_run(void)
 	struct route	*r;
 	struct event	*sig[3];
 	static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
+	sigset_t	 stop_signals;
 	char		 err[512];
 	size_t		 i;
 
@@ -257,6 +258,15 @@ dsroute_run(void)
 	log_info("ready");
 
 	event_base_dispatch(base);
+
+	/*
+	 * Freeing the signal events restores the default actions: block the
+	 * signals so that one arriving while we clean up cannot kill us.
+	 */
+	sigemptyset(&stop_signals);
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		sigaddset(&stop_signals, signals[i]);
+	sigprocmask(SIG_BLOCK, &stop_signals, NULL);
 
 	session_close_all("router stopped");
 	while ((r = TAILQ_FIRST(&routes)) != NULL) {
