@@ -221,6 +221,8 @@ struct session {
 	int			 quiet;		/* end at debug level, not info */
 	int			 runtime_ended_first;
 	const char		*deny_reason;
+	uint8_t			*replay;	/* first message, until answered */
+	size_t			 replay_len;
 	TAILQ_ENTRY(session)	 entry;		/* all sessions */
 	TAILQ_ENTRY(session)	 wait_entry;	/* the route's waiting tools */
 	int			 waiting;
@@ -339,6 +341,7 @@ int		 session_conn_ready(struct conn *);
 int		 session_input(struct conn *);
 int		 session_eof(struct conn *);
 int		 session_conn_failed(struct conn *, const char *);
+int		 session_runtime_lost(struct session *);
 void		 session_runtime_available(struct route *);
 void		 session_drain_all(void);
 void		 session_close_all(const char *);
@@ -347,6 +350,7 @@ void		 session_close_all(const char *);
 int		 runtime_park(struct session *);
 int		 runtime_take(struct session *);
 void		 runtime_release(struct session *);
+void		 runtime_lost(struct session *);
 void		 runtime_parked_event(struct conn *);
 void		 runtime_drop_all(struct route *);
 struct runtime	*runtime_find(struct route *, const uint8_t *);
