@@ -202,15 +202,21 @@ runtime_release(struct session *s)
 		runtime_free(rt);
 }
 
-/* The runtime of a session died with its command unread: forget it. */
+/*
+ * The runtime of a session closed with its command unread.  Unless it has
+ * dialled again since (a live runtime does once a command is done), it
+ * died: forget it.
+ */
 void
 runtime_lost(struct session *s)
 {
 	struct runtime	*rt = s->runtime;
 
-	rt->gone = 1;
-	if (rt->route->current == rt)
-		rt->route->current = NULL;
+	if (rt->parked.fd == -1) {
+		rt->gone = 1;
+		if (rt->route->current == rt)
+			rt->route->current = NULL;
+	}
 	runtime_release(s);
 }
 
