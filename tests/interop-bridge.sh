@@ -75,6 +75,8 @@ like "the stream ended with EOF after the stop reply" "$(cat "$T/tr.err")" \
 # byte of the file crossed both routers.
 BYTES=$(sed -n 's/^trace bytes=\([0-9]*\) .*/\1/p' "$T/tr.out")
 for r in rt tl; do
+	wait_for 30 logged $r 'command=CollectTracing2 '
+	wait_for 30 logged $r 'command=StopTracing '
 	like "$r: CollectTracing2 ended by the runtime, all bytes through" \
 	    "$(grep 'command=CollectTracing2 ' "$T/$r.err")" \
 	    "to_tool=$((BYTES + 28)) .*end=\"runtime closed\""

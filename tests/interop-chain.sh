@@ -44,6 +44,8 @@ is "the file starts with Nettrace" "$(head -c 8 "$T/c.nettrace")" Nettrace
 like "it holds Dsroute-Test and GC events" "$(cat "$T/tr.out")" \
     "events total=[0-9]+ dsroute-test=[1-9][0-9]* gc=[1-9]"
 BYTES=$(sed -n 's/^trace bytes=\([0-9]*\) .*/\1/p' "$T/tr.out")
+wait_for 30 logged tl 'command=CollectTracing2 '
+wait_for 30 logged rt 'command=CollectTracing2 '
 like "the runtime ended the stream; every byte crossed the chain" \
     "$(grep 'command=CollectTracing2 ' "$T/tl.err")" \
     "runtime_pid=- .*to_tool=$((BYTES + 28)) .*end=\"runtime closed\""
@@ -62,6 +64,7 @@ check "50 ProcessInfo in a row through the chain" \
     client fifty --timeout 120 --port "$T/tool.sock,connect" "$@"
 is "all 50 answered by the app" \
     "$(count_lines "$T/fifty.out" "^pid=$PID cookie=")" 50
+wait_for 30 logged rt "command=ProcessInfo3 .*runtime_pid=$PID " 50
 is "the runtime's router served 50 ProcessInfo3, all from the app" \
     "$(count_lines "$T/rt.err" \
     "command=ProcessInfo3 .*runtime=uds:.*runtime_pid=$PID ")" 50

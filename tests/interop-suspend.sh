@@ -56,6 +56,8 @@ is "ResumeRuntime: ok" "$(cat "$T/re.out")" ok
 check "Main runs after ResumeRuntime" wait_for 60 app_ready app
 check "the ready line follows the pause message" eval \
     "grep -n '' '$T/app.out' | grep -A9 '$PAUSED' | grep -q 'ready\$'"
+wait_for 30 logged rt 'command=ResumeRuntime '
+wait_for 30 logged tl 'command=ResumeRuntime '
 like "both routers logged ResumeRuntime, answered by the runtime" \
     "$(grep -c 'command=ResumeRuntime .*to_runtime=20 to_tool=24 ' \
     "$T/rt.err" "$T/tl.err" | tr '\n' ' ')" ":1 .*:1 \$"

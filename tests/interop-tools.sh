@@ -82,6 +82,10 @@ if [ $have_trace -eq 1 ]; then
 	check "dsclient parses it" client dp parse "$T/dt.nettrace"
 	like "with Dsroute-Test and GC events" "$(cat "$T/dp.out")" \
 	    "dsroute-test=[1-9][0-9]* gc=[1-9]"
+	for r in rt tl; do
+		wait_for 30 logged $r 'command=StopTracing '
+		wait_for 30 logged $r 'command=CollectTracing[0-9]* '
+	done
 	like "dotnet-trace's session and stop crossed both routers" \
 	    "$(grep -c 'command=\(CollectTracing[0-9]*\|StopTracing\) ' \
 	    "$T/rt.err" "$T/tl.err" | tr '\n' ' ')" ":2 .*:2 \$"
@@ -138,6 +142,9 @@ if [ $have_trace -eq 1 ]; then
 	check "dsclient parses it" client sp parse "$T/st.nettrace"
 	like "it holds the app's first tick: the trace began before Main" \
 	    "$(cat "$T/sp.out")" "gc=[1-9][0-9]* first-tick=1\$"
+	for r in cs sr; do
+		wait_for 30 logged $r "command=CollectTracing[0-9]* .*runtime_pid=$(pid_of sus) "
+	done
 	like "the advertise, the session and the resume crossed both routers" \
 	    "$(grep -c 'command=\(CollectTracing[0-9]*\|ResumeRuntime\) .*runtime_pid='"$(pid_of sus)" \
 	    "$T/cs.err" "$T/sr.err" | tr '\n' ' ')" ":2 .*:2 \$"

@@ -152,3 +152,10 @@ install_tool() {
 install_failure() {
 	grep -v '^[[:space:]]*$' "$T/$1.install" | tail -n 1 | cut -c1-160
 }
+
+# logged NAME EREGEX [N]: router NAME logged N (1) lines that match.  A
+# session's line comes once both its ends have closed, a moment after the
+# tool has exited: wait for it with wait_for.
+logged() {
+	[ "$(count_lines "$T/$1.err" "$2")" -ge "${3:-1}" ]
+}
