@@ -233,6 +233,8 @@ struct session {
 	int			 judged;	/* the first command was judged */
 	int			 allowed;
 	char			 rule[96];	/* the rule that decided */
+	uint8_t			*replay;	/* first message, until answered */
+	size_t			 replay_len;
 	TAILQ_ENTRY(session)	 entry;		/* all sessions */
 	TAILQ_ENTRY(session)	 wait_entry;	/* the route's waiting tools */
 	int			 waiting;
@@ -425,6 +427,7 @@ int		 session_conn_ready(struct conn *);
 int		 session_input(struct conn *);
 int		 session_eof(struct conn *);
 int		 session_conn_failed(struct conn *, const char *);
+int		 session_runtime_lost(struct session *);
 void		 session_runtime_available(struct route *);
 void		 session_drain_all(void);
 void		 session_close_all(const char *);
@@ -433,6 +436,7 @@ void		 session_close_all(const char *);
 int		 runtime_park(struct session *);
 int		 runtime_take(struct session *);
 void		 runtime_release(struct session *);
+void		 runtime_lost(struct session *);
 void		 runtime_parked_event(struct conn *);
 void		 runtime_drop_all(struct route *);
 struct runtime	*runtime_find(struct route *, const uint8_t *);

@@ -65,6 +65,9 @@ io_failed(struct session *s, struct conn *c, int writing)
 	const char	*role = side_role(s, c);
 	char		 reason[160];
 
+	if (s->state == S_PUMP && c->side != s->tool_side &&
+	    session_runtime_lost(s))
+		return (-1);
 	if (c->error == ECONNRESET || c->error == EPIPE) {
 		/* Writing to a peer that already ended is how it closes. */
 		snprintf(reason, sizeof(reason), c->eof ? "%s closed" :
@@ -149,6 +152,8 @@ pump_eof(struct conn *c)
 	c->eof = 1;
 	if (s->state != S_PUMP)
 		return (session_eof(c));
+	if (c->side != s->tool_side && session_runtime_lost(s))
+		return (-1);
 	if (c->side != s->tool_side && !p->eof) {
 		/* The runtime is done: the tool gets a while to close. */
 		s->runtime_ended_first = 1;

@@ -152,7 +152,7 @@ runtime_pick(struct route *r, int tool_side)
 		}
 	}
 	TAILQ_FOREACH(rt, &r->runtimes, entry) {
-		if (rt->side == tool_side || rt->parked.fd == -1)
+		if (rt->side == tool_side || rt->parked.fd == -1 || rt->gone)
 			continue;
 		if (best == NULL || rt->last_used >= best->last_used)
 			best = rt;
@@ -173,11 +173,12 @@ runtime_take(struct session *s)
 
 	if ((rt = runtime_pick(r, s->tool_side)) == NULL)
 		return (0);
-	if (r->current != rt) {
-		runtime_name(rt, name, sizeof(name));
+	runtime_name(rt, name, sizeof(name));
+	if (r->current != rt)
 		log_info("%s now serves tools on %s", name,
 		    r->endpoint[s->tool_side].name);
-	}
+	log_debug("session %" PRIu64 ": %s takes the parked connection of "
+	    "%s", s->id, s->command, name);
 	r->current = rt;
 	conn_move(&s->conn[rt->side], &rt->parked);
 	s->runtime = rt;
@@ -199,6 +200,24 @@ runtime_release(struct session *s)
 	rt->last_used = now_ms();
 	if (rt->gone && rt->active == 0 && rt->parked.fd == -1)
 		runtime_free(rt);
+}
+
+/*
+ * The runtime of a session closed with its command unread.  Unless it has
+ * dialled again since (a live runtime does once a command is done), it
+ * died: forget it.
+ */
+void
+runtime_lost(struct session *s)
+{
+	struct runtime	*rt = s->runtime;
+
+	if (rt->parked.fd == -1) {
+		rt->gone = 1;
+		if (rt->route->current == rt)
+			rt->route->current = NULL;
+	}
+	runtime_release(s);
 }
 
 /*

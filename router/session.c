@@ -56,6 +56,7 @@ static uint64_t		 next_id = 1;
 static void	 session_timeout(evutil_socket_t, short, void *);
 static int	 dial(struct session *, enum session_state, int);
 static int	 dial_attempt(struct session *, struct conn *);
+static int	 take_runtime(struct session *);
 
 static struct conn *
 tool_conn(struct session *s)
@@ -210,7 +211,26 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	if (s->route->endpoint[runtime_conn(s)->side].role == ROLE_CONNECT)
 		return (dial(s, S_DIAL, runtime_conn(s)->side));
 
-	/* The runtime dials us: take its parked connection, or wait. */
+	/*
+	 * The runtime dials us.  Keep a copy of the message until the
+	 * runtime answers: a parked connection may belong to a runtime that
+	 * is already dead (see session_runtime_lost).
+	 */
+	if (evbuffer_get_length(msg) == g->need) {
+		if ((s->replay = malloc(g->need)) == NULL) {
+			session_close(s, "out of memory");
+			return (-1);
+		}
+		memcpy(s->replay, data, g->need);
+		s->replay_len = g->need;
+	}
+	return (take_runtime(s));
+}
+
+/* Give a tool's session a parked runtime connection, or make it wait. */
+static int
+take_runtime(struct session *s)
+{
 	if (runtime_take(s))
 		return (pump_start(s));
 	s->state = S_WAIT_RUNTIME;
@@ -220,6 +240,46 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	log_debug("session %" PRIu64 ": %s waits for a runtime", s->id,
 	    s->command);
 	return (0);
+}
+
+/*
+ * The runtime connection of a forwarding session ended before the
+ * runtime sent a byte.  The runtime answers every command, so it died
+ * with the command unread: a runtime killed with SIGKILL keeps its
+ * parked connection open until the kernel has torn the process down, and
+ * a command taken in that window reaches nobody.  Give the command, once,
+ * to the next runtime, as if it had just arrived.  Return 1 if the
+ * session went on that way (it may have closed since), 0 if it should
+ * close.
+ */
+int
+session_runtime_lost(struct session *s)
+{
+	struct conn	*rt = runtime_conn(s);
+	char		 cookie[33];
+
+	if (s->replay == NULL || s->runtime == NULL ||
+	    rt->nwritten + evbuffer_get_length(rt->out) != s->replay_len)
+		return (0);
+	ipc_cookie_hex(s->advertise.cookie, cookie);
+	log_info("session %" PRIu64 ": runtime pid %" PRIu64 " (cookie %s) "
+	    "closed with %s unanswered; it is gone, the next runtime gets "
+	    "the command", s->id, s->advertise.pid, cookie, s->command);
+	runtime_lost(s);
+	s->have_advertise = 0;
+	s->runtime_ended_first = 0;
+	evtimer_del(&s->timer);
+	conn_close(rt);
+	rt->nwritten = 0;
+	evbuffer_drain(rt->out, evbuffer_get_length(rt->out));
+	if (evbuffer_add(rt->out, s->replay, s->replay_len) == -1) {
+		session_close(s, "out of memory");
+		return (1);
+	}
+	free(s->replay);
+	s->replay = NULL;
+	(void)take_runtime(s);
+	return (1);
 }
 
 /* A runtime's advertise: forward it to a dialled tool, or park it. */
@@ -388,6 +448,13 @@ session_input(struct conn *c)
 		return (0);
 	case S_PROBE:
 		return (probe_reply(s));
+	case S_PUMP:
+		if (c->side != s->tool_side && s->replay != NULL) {
+			/* The runtime answers: it is alive. */
+			free(s->replay);
+			s->replay = NULL;
+		}
+		return (0);
 	default:
 		return (0);
 	}
@@ -668,6 +735,7 @@ session_close(struct session *s, const char *reason)
 	}
 	if (s->runtime != NULL)
 		runtime_release(s);
+	free(s->replay);
 	evtimer_del(&s->timer);
 	conn_free(&s->conn[SIDE_LOCAL]);
 	conn_free(&s->conn[SIDE_REMOTE]);

@@ -133,8 +133,8 @@ Several commands can be chained with a lone '+' (one client, one runtime): e.g.
         {
             // Offline: count the events in a nettrace file; no endpoint needed.
             if (i + 2 != args.Length) throw new UsageException("usage: dsclient parse FILE");
-            var (t, d, g) = CountEvents(args[i + 1]);
-            Console.WriteLine($"events total={t} dsroute-test={d} gc={g}");
+            var (t, d, g, f) = CountEvents(args[i + 1]);
+            Console.WriteLine($"events total={t} dsroute-test={d} gc={g} first-tick={Tick(f)}");
             return 0;
         }
         if ((port == null) == (pid == null)) throw new UsageException("give exactly one of --port or --pid");
@@ -402,14 +402,16 @@ Several commands can be chained with a lone '+' (one client, one runtime): e.g.
         Console.WriteLine($"trace bytes={bytes} nettrace={(magic ? "yes" : "no")}");
         if (!magic) return 1;
 
-        var (total, test, gc) = CountEvents(outPath);
-        Console.WriteLine($"events total={total} dsroute-test={test} gc={gc}");
+        var (total, test, gc, firstTick) = CountEvents(outPath);
+        Console.WriteLine($"events total={total} dsroute-test={test} gc={gc} first-tick={Tick(firstTick)}");
         return 0;
     }
 
-    private static (long total, long test, long gc) CountEvents(string path)
+    private static string Tick(long n) => n < 0 ? "-" : n.ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+    private static (long total, long test, long gc, long firstTick) CountEvents(string path)
     {
-        long total = 0, test = 0, gc = 0;
+        long total = 0, test = 0, gc = 0, firstTick = -1;
         using var source = new EventPipeEventSource(path);
         var hist = new SortedDictionary<string, long>(StringComparer.Ordinal);
         bool debug = Environment.GetEnvironmentVariable("DSCLIENT_DEBUG") == "1";
@@ -417,7 +419,17 @@ Several commands can be chained with a lone '+' (one client, one runtime): e.g.
         {
             total++;
             if (debug) { string k = $"{e.ProviderName}/{e.EventName}"; hist[k] = hist.GetValueOrDefault(k) + 1; }
-            if (e.ProviderName == "Dsroute-Test") test++;
+            if (e.ProviderName == "Dsroute-Test")
+            {
+                test++;
+                // Tick's payload counts from 1 when Main starts: the lowest
+                // one seen tells whether the trace began before Main.
+                if (e.EventName == "Tick" && e.PayloadNames.Length > 0)
+                {
+                    long n = Convert.ToInt64(e.PayloadValue(0), System.Globalization.CultureInfo.InvariantCulture);
+                    if (firstTick < 0 || n < firstTick) firstTick = n;
+                }
+            }
             else if (e.ProviderName == "Microsoft-Windows-DotNETRuntime" &&
                      (e.EventName?.StartsWith("GC", StringComparison.Ordinal) ?? false)) gc++;
         }
@@ -428,7 +440,7 @@ Several commands can be chained with a lone '+' (one client, one runtime): e.g.
         source.UnhandledEvents += Count;
         source.Process();
         foreach (var kv in hist) Console.Error.WriteLine($"dsclient: event {kv.Key} x{kv.Value}");
-        return (total, test, gc);
+        return (total, test, gc, firstTick);
     }
 
     private static async Task<int> Counters(DiagnosticsClient client, Command c, CancellationToken ct)

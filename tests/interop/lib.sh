@@ -1,0 +1,161 @@
+#!/bin/sh
+#
+# Copyright (c) 2026 The dsroute authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+
+# Sourced by the interop scenarios (tests/interop-*.sh) after tests/lib.sh.
+# They run dsroute against the real .NET runtime (tests/interop/app,
+# dsapp) and the real client library (tests/interop/client, dsclient).
+#
+# interop_setup skips the whole scenario, visibly, on a machine without
+# dotnet, and builds dsapp and dsclient once per build tree, under
+# $top_builddir/interop-out; concurrent scenarios wait for one build.
+# Every app runs with its own short TMPDIR under $T, so that its default
+# socket path fits in sun_path and belongs to this test alone.
+
+: "${top_builddir:?run the tests with make check}"
+
+IOUT=$top_builddir/interop-out
+DSAPP=$IOUT/app/dsapp
+DSCLIENT=$IOUT/client/dsclient
+
+DOTNET_CLI_TELEMETRY_OPTOUT=1
+DOTNET_NOLOGO=1
+DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+DOTNET_CLI_WORKLOAD_UPDATE_NOTIFY_DISABLE=1
+export DOTNET_CLI_TELEMETRY_OPTOUT DOTNET_NOLOGO \
+    DOTNET_SKIP_FIRST_TIME_EXPERIENCE DOTNET_CLI_WORKLOAD_UPDATE_NOTIFY_DISABLE
+# Nothing here may dial a port of its own choosing.
+unset DOTNET_DiagnosticPorts DOTNET_DefaultDiagnosticPortSuspend
+
+# True when the sources of the helpers are older than the last build.
+_interop_fresh() {
+	[ -x "$DSAPP" ] && [ -x "$DSCLIENT" ] && [ -f "$IOUT/stamp" ] &&
+	    [ -z "$(find "$top_srcdir/tests/interop/build.sh" \
+	    "$top_srcdir/tests/interop/app" "$top_srcdir/tests/interop/client" \
+	    -type f -newer "$IOUT/stamp" ! -path '*/bin/*' ! -path '*/obj/*' \
+	    2>/dev/null)" ]
+}
+
+# Skip without dotnet; build the helpers if they are missing or stale.
+interop_setup() {
+	command -v dotnet >/dev/null 2>&1 || skip_all "no dotnet on PATH"
+	dotnet --list-runtimes 2>/dev/null |
+	    grep -q '^Microsoft\.NETCore\.App 10\.' ||
+	    skip_all "dotnet has no .NET 10 runtime (dotnet --list-runtimes)"
+	command -v flock >/dev/null 2>&1 || skip_all "no flock(1)"
+	mkdir -p "$IOUT"
+	if ! (
+		flock 9
+		_interop_fresh && exit 0
+		echo "# building dsapp and dsclient in $IOUT" >&2
+		rm -f "$IOUT/stamp"
+		: >"$IOUT/stamp.new"
+		sh "$top_srcdir/tests/interop/build.sh" "$IOUT" \
+		    >"$IOUT/build.log" 2>&1 || exit 1
+		mv "$IOUT/stamp.new" "$IOUT/stamp"
+	) 9>"$IOUT/lock"; then
+		tail -n 30 "$IOUT/build.log" | sed 's/^/# /'
+		echo "Bail out! cannot build the .NET helpers; see $IOUT/build.log"
+		exit 1
+	fi
+}
+
+# start_app NAME [VAR=VALUE ...] [-- DSAPP-ARGS]: run dsapp in the
+# background with TMPDIR=$T/NAME.d and the variables given.
+start_app() {
+	_name=$1
+	shift
+	_env=""
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+		_env="$_env $1"
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	rm -rf "$T/$_name.d"
+	mkdir -m 0700 "$T/$_name.d"
+	# shellcheck disable=SC2086
+	bg "$_name" env TMPDIR="$T/$_name.d" $_env "$DSAPP" "$@"
+}
+
+# app_ready NAME: Main of the app has run.
+app_ready() {
+	has_line "$T/$1.out" "^dsapp pid=$(pid_of "$1") ready\$"
+}
+
+# app_socket NAME: print the default diagnostic socket of the app, if any.
+app_socket() {
+	for _s in "$T/$1.d/dotnet-diagnostic-$(pid_of "$1")"-*-socket; do
+		[ -S "$_s" ] || return 1
+		echo "$_s"
+		return 0
+	done
+}
+
+# has_socket NAME: the app has its default diagnostic socket.
+has_socket() {
+	app_socket "$1" >/dev/null
+}
+
+# stop_app NAME: SIGTERM; the app must say so and exit 0.
+stop_app() {
+	if stop "$1" && has_line "$T/$1.out" '^dsapp pid=[0-9]+ exiting'; then
+		pass "$1 exits 0 on SIGTERM"
+	else
+		fail "$1 exits 0 on SIGTERM" "$(cat "$T/$1.out" "$T/$1.err")"
+	fi
+}
+
+# client NAME ARGS...: run dsclient; output in $T/NAME.out and $T/NAME.err.
+# Its own runtime opens no diagnostic port.
+client() {
+	_name=$1
+	shift
+	DOTNET_EnableDiagnostics=0 "$DSCLIENT" "$@" >"$T/$_name.out" \
+	    2>"$T/$_name.err"
+}
+
+# parked NAME ROUTER: the router parked a connection of the app.
+parked() {
+	has_line "$T/$2.err" \
+	    "^info: runtime pid $(pid_of "$1") \(cookie [0-9a-f]+\) connected on "
+}
+
+# install_tool NAME [VERSION]: install a .NET global tool from the NuGet
+# feed into $DSTOOLS, once per build tree.  On failure return 1; the
+# reason is the last line of $T/NAME.install.
+DSTOOLS=$IOUT/tools
+install_tool() {
+	[ -x "$DSTOOLS/$1" ] && return 0
+	(
+		flock 9
+		[ -x "$DSTOOLS/$1" ] && exit 0
+		NUGET_PACKAGES=$IOUT/nuget-packages timeout 300 \
+		    dotnet tool install --tool-path "$DSTOOLS" \
+		    ${2:+--version "$2"} "$1"
+	) 9>"$IOUT/lock" >"$T/$1.install" 2>&1
+}
+
+# install_failure NAME: why install_tool NAME failed, in one line.
+install_failure() {
+	grep -v '^[[:space:]]*$' "$T/$1.install" | tail -n 1 | cut -c1-160
+}
+
+# logged NAME EREGEX [N]: router NAME logged N (1) lines that match.  A
+# session's line comes once both its ends have closed, a moment after the
+# tool has exited: wait for it with wait_for.
+logged() {
+	[ "$(count_lines "$T/$1.err" "$2")" -ge "${3:-1}" ]
+}

@@ -1,0 +1,97 @@
+#!/bin/sh
+#
+# Copyright (c) 2026 The dsroute authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+
+# A runtime killed with SIGKILL keeps its parked connection open until the
+# kernel has torn the process down, so the router can hand a tool's
+# command to a runtime that is already dead (the real runtime shows it
+# nine times in ten when a command follows the kill at once).  Made
+# deterministic here: the runtime is stopped (SIGSTOP) when the command
+# reaches it, then killed.  The command must reach the next runtime, not
+# vanish with the dead one.
+
+. "$top_srcdir/tests/lib.sh"
+
+# parks NAME PID N: the router has parked N connections of runtime PID.
+parks() {
+	[ "$(count_lines "$T/$1.err" \
+	    "runtime_pid=$2 .*end=\"runtime connection parked\"")" -ge "$3" ]
+}
+
+# takes NAME COMMAND PID N: N commands went to parked connections of PID.
+takes() {
+	[ "$(count_lines "$T/$1.err" "^dbug: session [0-9]+: $2 takes the \
+parked connection of runtime pid $3 ")" -ge "$4" ]
+}
+
+start_dsroute rt -v debug "uds:$T/rt.sock" tcp:127.0.0.1:0
+P=$(port_of rt remote)
+start_fakert r1 --connect "$T/rt.sock" --pid 4001
+wait_for 10 parks rt 4001 1
+check "ProcessInfo reaches the first runtime" \
+    tool --timeout 30 "tcp:127.0.0.1:$P" processinfo
+is "it is runtime 4001" "$(field pid "$T/tool.out")" 4001
+check "the first runtime parked its next connection" wait_for 10 parks rt 4001 2
+start_fakert r2 --connect "$T/rt.sock" --pid 4002
+check "a second runtime parks" wait_for 10 parks rt 4002 1
+
+# The command goes to the current runtime, stopped; then it dies unread.
+kill -STOP "$(pid_of r1)"
+bg q "$FAKETOOL" --timeout 30 "tcp:127.0.0.1:$P" processinfo
+check "the command is handed to the stopped runtime" \
+    wait_for 10 takes rt ProcessInfo 4001 2
+kill -KILL "$(pid_of r1)"
+wait "$(pid_of r1)" 2>/dev/null
+if wait_exit q 30 && wait "$(pid_of q)"; then
+	pass "the tool gets an answer although its runtime died"
+else
+	fail "the tool gets an answer although its runtime died" \
+	    "$(cat "$T/q.out" "$T/q.err")"
+fi
+is "the answer comes from the runtime that lives" "$(field pid "$T/q.out")" \
+    4002
+check "the router says why" has_line "$T/rt.err" \
+    "runtime pid 4001 .* closed with ProcessInfo unanswered"
+
+# Alone: the dead runtime's command waits for the one that replaces it.
+check "the second runtime parked its next connection" \
+    wait_for 10 parks rt 4002 2
+kill -STOP "$(pid_of r2)"
+bg q2 "$FAKETOOL" --timeout 30 "tcp:127.0.0.1:$P" processinfo
+N=$(count_lines "$T/rt.err" "takes the parked connection of runtime pid 4002 ")
+check "the next command is handed to the stopped runtime" \
+    wait_for 10 takes rt ProcessInfo 4002 $((N + 1))
+kill -KILL "$(pid_of r2)"
+wait "$(pid_of r2)" 2>/dev/null
+check "the router forgets the dead runtime" wait_for 10 has_line \
+    "$T/rt.err" "runtime pid 4002 .* closed with ProcessInfo unanswered"
+start_fakert r3 --connect "$T/rt.sock" --pid 4003
+if wait_exit q2 30 && wait "$(pid_of q2)"; then
+	pass "the waiting tool gets an answer from the new runtime"
+else
+	fail "the waiting tool gets an answer from the new runtime" \
+	    "$(cat "$T/q2.out" "$T/q2.err")"
+fi
+is "the answer comes from the restarted runtime" \
+    "$(field pid "$T/q2.out")" 4003
+check "and one ProcessInfo reached it" wait_for 10 has_line "$T/r3.ev" \
+    '^command 0x04 0x00 '
+is "only one" "$(count_lines "$T/r3.ev" '^command ')" 1
+
+stop_dsroute rt
+stop r3
+
+done_testing
