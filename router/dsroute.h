@@ -271,6 +271,10 @@ struct route {
 	struct event		 offer_timer;
 	struct event		 recheck_timer;	/* waiting tools look again */
 	int			 offer_backoff_ms;
+	/* A front end's hook: a runtime advertised, or answered a dial. */
+	void			(*runtime_seen)(struct route *);
+	const char		*helper;	/* a front end's helper route:
+						   what it is for, in one line */
 	TAILQ_ENTRY(route)	 entry;
 };
 
@@ -314,8 +318,17 @@ int		 endpoint_resolve(struct endpoint *, char *, size_t);
 int		 endpoint_is_loopback(const struct endpoint *);
 void		 endpoint_set_name(struct endpoint *);
 
+/* A front end's own events around the loop of dsroute_run() (main.c). */
+struct frontend {
+	void		(*start)(void);	/* the routes listen */
+	void		(*stop)(void);	/* the loop ended: undo start */
+};
+
 /* main.c */
+extern const struct frontend *frontend;
 int		 dsroute_run(void);
+void		 dsroute_shutdown(void);
+
 
 /* route.c */
 struct route	*route_new(const char *, const char *, const char *, char *,

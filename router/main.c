@@ -49,6 +49,7 @@ struct settings settings = {
 
 struct event_base	*base;
 int			 draining;
+const struct frontend	*frontend;
 
 static struct event	 shutdown_timer;
 
@@ -172,6 +173,13 @@ drain(void)
 	evtimer_add(&shutdown_timer, &tv);
 }
 
+/* Drain and stop, as SIGTERM does: for a front end's own reasons to quit. */
+void
+dsroute_shutdown(void)
+{
+	drain();
+}
+
 /*
  * SIGHUP: reload what can change without a restart.  Each part loads its
  * new state whole and keeps the old one when that fails; sessions in
@@ -246,14 +254,22 @@ dsroute_run(void)
 			fatalx("cannot watch signal %d", signals[i]);
 	}
 	TAILQ_FOREACH(r, &routes, entry) {
-		if (route_start(r, err, sizeof(err)) == -1)
+		if (route_start(r, err, sizeof(err)) == -1) {
+			/* Leave no socket file of the routes already open. */
+			TAILQ_FOREACH(r, &routes, entry) {
+				if (r->started)
+					route_stop_listening(r);
+			}
 			fatalx("%s", err);
+		}
 	}
 
 	log_info("dsroute %s started, pid %ld", PACKAGE_VERSION,
 	    (long)getpid());
 	TAILQ_FOREACH(r, &routes, entry)
 		route_describe(r);
+	if (frontend != NULL && frontend->start != NULL)
+		frontend->start();
 	log_info("ready");
 
 	event_base_dispatch(base);
@@ -263,6 +279,8 @@ dsroute_run(void)
 		TAILQ_REMOVE(&routes, r, entry);
 		route_free(r);
 	}
+	if (frontend != NULL && frontend->stop != NULL)
+		frontend->stop();
 	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
 		event_free(sig[i]);
 	evtimer_del(&shutdown_timer);

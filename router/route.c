@@ -338,6 +338,12 @@ route_describe(struct route *r)
 {
 	int	 side;
 
+	if (r->helper != NULL) {
+		log_info("route %s: %s to %s (%s)", r->name,
+		    r->endpoint[SIDE_LOCAL].name, r->endpoint[SIDE_REMOTE].name,
+		    r->helper);
+		return;
+	}
 	log_info("route %s: %s", r->name, route_mode_name(r->mode));
 	for (side = 0; side < 2; side++)
 		describe_endpoint(r, side);
