@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 top=$(pwd)
 
 build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev"
-test_packages="$build_packages mandoc socat procps psmisc"
+test_packages="$build_packages mandoc socat procps psmisc iproute2"
 
 # Install whichever of the named packages are missing.
 install_missing() {

@@ -294,10 +294,18 @@ main(int argc, char *argv[])
 {
 	struct route	*r;
 	enum log_level	 level;
+	const char	*name;
 	char		 err[512];
 	int		 ch;
 
 	signal(SIGPIPE, SIG_IGN);
+
+	/* The dotnet-dsrouter command line: by name, or by its commands. */
+	name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
+	    argv[0];
+	if (strcmp(name, "dotnet-dsrouter") == 0 ||
+	    (argc > 1 && dsrouter_is_command(argv[1])))
+		return (dsrouter_main(argc, argv));
 
 	while ((ch = getopt_long(argc, argv, "hVv:", long_options,
 	    NULL)) != -1) {
