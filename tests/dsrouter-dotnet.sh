@@ -19,13 +19,15 @@
 # `dotnet-trace collect --dsrouter android` starts it (with --block-signals
 # and --parentprocess), finds it by its pid, traces the fake runtime that
 # dials 127.0.0.1:9001 through it, and stops it with Q; the fake adb in
-# PATH sees the reverse rule added and removed.  Then the scenarios that
+# PATH sees the reverse rule added and removed.  Then the same with a real
+# .NET runtime (the interop application), whose diagnostic port reaches
+# 127.0.0.1:9001 through a second dsroute.  Then the scenarios that
 # would compare it with dotnet-dsrouter itself, which does not install
 # here.  dotnet-trace is installed first, while the network is there; the
 # rest runs in a network namespace of its own (the ports are fixed).
 
 . "$top_srcdir/tests/dsrouter-lib.sh"
-[ -n "${DSR_NETNS:-}" ] || dotnet_trace >/dev/null 2>&1 || true
+[ -n "${DSR_NETNS:-}" ] || dsapp >/dev/null 2>&1 || true
 . "$top_srcdir/tests/netns.sh"
 . "$top_srcdir/tests/lib.sh"
 
@@ -70,6 +72,29 @@ ADB
 	    "reverse --list;reverse --remove tcp:9000;reverse tcp:9000 tcp:9001;"
 	is "no socket is left" "$(ls "$T" | grep -c '^dotnet-diagnostic-')" 0
 	stop rt1
+fi
+
+# A real runtime: the application dials a socket, a second dsroute carries
+# that to 127.0.0.1:9001 as a phone's adb reverse would.
+if ! dsapp; then
+	skip "a real runtime traced with dotnet-trace --dsrouter android" "$why"
+else
+	start_dsroute mid "uds:$T/app.sock,listen" tcp:127.0.0.1:9001,connect
+	bg app env DOTNET_DiagnosticPorts="$T/app.sock,nosuspend" TMPDIR="$T" \
+	    "$DSAPP" --quiet
+	PATH=$T/bin:$PATH TMPDIR=$T timeout 120 "$DOTNET_TRACE" collect \
+	    --dsrouter android --duration 00:00:00:03 -o "$T/real.nettrace" \
+	    </dev/null >"$T/dotnet-trace-real.out" 2>&1
+	is "a real runtime: dotnet-trace exits 0" "$?" 0
+	is "a real runtime: the trace is a nettrace" \
+	    "$(head -c 8 "$T/real.nettrace")" "Nettrace"
+	check "a real runtime: of some size" test \
+	    "$(stat -c %s "$T/real.nettrace")" -gt 10000
+	like "a real runtime: traced through the android preset" \
+	    "$(grep 'route=android command=CollectTracing' \
+	    "$T/dotnet-trace-real.out")" "runtime_pid=$(pid_of app) "
+	stop app
+	stop_dsroute mid
 fi
 
 # The same scenarios against dotnet-dsrouter, where it is installed.

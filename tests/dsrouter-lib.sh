@@ -126,6 +126,29 @@ dotnet_trace() {
 	return 0
 }
 
+# dsapp: build the interop target application (a real .NET runtime; no
+# packages needed) once under the build tree and set DSAPP to it; return 1
+# with the reason in $why where it cannot be.
+dsapp() {
+	if ! dotnet_trace; then
+		return 1
+	fi
+	_out=$DOTNET_TOOLS/dsapp
+	DSAPP=$_out/app/dsapp
+	if ! MSBUILDDISABLENODEREUSE=1 flock "$DOTNET_TOOLS/.lock" sh -c \
+	    '[ -x "$0/app/dsapp" ] || dotnet build "$1" -c Release \
+	    -o "$0/app" --disable-build-servers -nodeReuse:false -nologo \
+	    -v:quiet -clp:NoSummary "-p:BaseIntermediateOutputPath=$0/obj/" \
+	    "-p:MSBuildProjectExtensionsPath=$0/obj/"' "$_out" \
+	    "$top_srcdir/tests/interop/app/dsapp.csproj" \
+	    >"$DOTNET_TOOLS/dsapp-build.log" 2>&1; then
+		why="the interop application did not build: $(tail -n 1 \
+		    "$DOTNET_TOOLS/dsapp-build.log")"
+		return 1
+	fi
+	return 0
+}
+
 # resolve_pid DIR PID: the socket the .NET client library picks for -p
 # PID (PidIpcEndpoint.TryResolveAddress): the newest
 # dotnet-diagnostic-PID-*-socket, unless a
