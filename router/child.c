@@ -143,6 +143,7 @@ child_exec(char *const argv[], int out, int err)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGTTIN, SIG_DFL);
 	/* Not our standard input: it carries the quit key. */
 	if ((null = open("/dev/null", O_RDONLY)) != -1) {
 		dup2(null, STDIN_FILENO);

@@ -181,13 +181,13 @@ wait_for 10 eval "! kill -0 $(pid_of rt1)"
 exits_ok rt1 "client-client, nothing answers: stops after -rt"
 
 # A runtime in time: the timeout no longer applies.
-dsr rt2 /dev/null server-server -ipcs "$T/rt2.sock" -tcps 127.0.0.1:0 -rt 1 \
+dsr rt2 /dev/null server-server -ipcs "$T/rt2.sock" -tcps 127.0.0.1:0 -rt 3 \
     -v debug && start_fakert rtrt --connect "tcp:127.0.0.1:$(tcp_port rt2)" \
     --pid 2501
 check "a runtime in time: the timeout is cancelled" wait_for 10 has_line \
     "$T/rt2.err" 'runtime timeout no longer applies'
 # Absence can only be shown by letting the deadline pass.
-sleep 1.5
+sleep 3
 processinfo "a runtime in time: still routing after the deadline" \
     "$T/rt2.sock,connect" 2501
 stop rtrt
@@ -196,7 +196,7 @@ stop_dsroute rt2
 # A runtime that answers a dial (server-client) cancels it too.
 start_fakert rtsc2 --listen tcp:127.0.0.1:0 --pid 2601
 dsr rt3 /dev/null server-client -ipcs "$T/rt3.sock" \
-    -tcpc "127.0.0.1:$(fakert_port rtsc2)" -rt 2 -v debug
+    -tcpc "127.0.0.1:$(fakert_port rtsc2)" -rt 60 -v debug
 processinfo "server-client: a tool's dial reaches the runtime" \
     "$T/rt3.sock,connect" 2601
 check "server-client: that cancels the timeout" has_line "$T/rt3.err" \
