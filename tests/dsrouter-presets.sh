@@ -215,5 +215,32 @@ is "-fp Android, TCP client: the rule is removed at exit" \
     "$(tail -n 1 "$ADB_LOG")" "forward --remove tcp:7001"
 stop rtf
 
+# --- --forward-port Android on a TCP server: adb reverse to port - 1.
+: >"$ADB_LOG"
+dsr f2 /dev/null server-server -ipcs "$T/f2.sock" -tcps 127.0.0.1:9050 \
+    -fp:Android -s dev1 -i
+check "-fp Android, TCP server: adb reverse tcp:9049 tcp:9050" wait_for 15 \
+    has_line "$ADB_LOG" '^-s dev1 reverse tcp:9049 tcp:9050$'
+check "-fp Android, TCP server: --info, the device's port 9049" has_line \
+    "$T/f2.out" '^DOTNET_DiagnosticPorts=127\.0\.0\.1:9049,nosuspend,connect$'
+stop_dsroute f2
+is "-fp Android, TCP server: the rule is removed at exit" \
+    "$(tail -n 1 "$ADB_LOG")" "-s dev1 reverse --remove tcp:9049"
+
+# --- --forward-port iOS on a TCP client: iproxy to that device port.
+: >"$IPROXY_LOG"
+rm -f "$IPROXY_LOG.pid"
+start_fakert rtf3 --listen tcp:127.0.0.1:0 --pid 5501
+DSR_ENV="DEVICE_PORT=$(fakert_port rtf3)"
+dsr f3 /dev/null server-client -ipcs "$T/f3.sock" -tcpc 127.0.0.1:7100 \
+    --forward-port=iOS
+DSR_ENV=
+wait_for 10 test -s "$IPROXY_LOG.pid"
+like "-fp iOS, TCP client: iproxy to the device's port 7100" \
+    "$(cat "$IPROXY_LOG")" '^[0-9]+ 7100$'
+processinfo "-fp iOS, TCP client: routes" "$T/f3.sock,connect" 5501
+stop_dsroute f3
+stop rtf3
+
 PATH=$PATH_SAVED
 done_testing
