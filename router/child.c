@@ -122,6 +122,7 @@ child_read(evutil_socket_t fd, short what, void *arg)
 	child_lines(c, stream, 0);
 }
 
+/* A child ran past its deadline: kill it; SIGCHLD reaps it. */
 static void
 child_deadline(evutil_socket_t fd, short what, void *arg)
 {

@@ -329,6 +329,7 @@ free_args(char **args)
 	free(args);
 }
 
+/* Whole seconds for --runtime-timeout; -1, its default, means none. */
 static int
 parse_seconds(const char *s, int *v)
 {
@@ -402,6 +403,7 @@ tcp_address(const char *option, char *v)
 	return (check_value(option, v));
 }
 
+/* Refuse an option the command does not take, as System.CommandLine does. */
 static void
 need(unsigned bit, const char *option)
 {
@@ -556,6 +558,7 @@ default_paths(char *path, size_t len, char *sibling, size_t slen)
 	    slash, pid, key);
 }
 
+/* A runtime advertised or answered: the runtime timeout is over. */
 static void
 runtime_seen_cb(struct route *r)
 {
@@ -624,6 +627,7 @@ make_routes(void)
 	TAILQ_INSERT_TAIL(&routes, main_route, entry);
 }
 
+/* Stop for a dotnet-dsrouter reason: quickly if a tool launched us. */
 static void
 quit(const char *why)
 {
@@ -656,6 +660,7 @@ stdin_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* --runtime-timeout passed without a runtime: shut down, with status 0. */
 static void
 timeout_cb(evutil_socket_t fd, short what, void *arg)
 {

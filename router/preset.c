@@ -243,6 +243,7 @@ adb_failed(struct forward *fw, const char *what, int status)
 	    ADB_CHECK_MS / 1000);
 }
 
+/* `adb reverse|forward KEY TARGET` ended: the rule is ours if it worked. */
 static void
 adb_added(struct child *c, int status, struct evbuffer *output)
 {
@@ -285,6 +286,7 @@ adb_find(struct forward *fw, struct evbuffer *output, char *other,
 	return (found);
 }
 
+/* `adb reverse|forward --list` ended: keep, report, or add the rule. */
 static void
 adb_listed(struct child *c, int status, struct evbuffer *output)
 {
@@ -340,6 +342,7 @@ adb_check(evutil_socket_t fd, short what, void *arg)
 	(void)child_spawn(&fw->child, argv);
 }
 
+/* iproxy ended on its own: the device is out of reach, so stop. */
 static void
 iproxy_ended(struct child *c, int status, struct evbuffer *output)
 {
