@@ -84,6 +84,11 @@ usage(int status)
 {
 	fprintf(status == 0 ? stdout : stderr,
 	    "usage: dsroute [options] LOCAL REMOTE\n"
+	    "       dsroute client-server|server-server|server-client|"
+	    "client-client [options]\n"
+	    "       dsroute android|android-emu|ios|ios-sim [options]\n"
+	    "              (dotnet-dsrouter's command line: dsroute android "
+	    "-h)\n"
 	    "\n"
 	    "endpoints:\n"
 	    "  uds:PATH[,listen|,connect][,mode=0600][,owner=U][,group=G]\n"
