@@ -14,7 +14,8 @@ top=$(pwd)
 
 build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev
     libinih-dev"
-test_packages="$build_packages mandoc socat procps psmisc util-linux valgrind"
+test_packages="$build_packages mandoc socat procps psmisc util-linux valgrind
+    iproute2"
 
 # Install whichever of the named packages are missing.
 install_missing() {

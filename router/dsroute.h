@@ -27,6 +27,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "transports/transport.h"
 
@@ -285,6 +286,10 @@ struct route {
 	struct event		 offer_timer;
 	struct event		 recheck_timer;	/* waiting tools look again */
 	int			 offer_backoff_ms;
+	/* A front end's hook: a runtime advertised, or answered a dial. */
+	void			(*runtime_seen)(struct route *);
+	const char		*helper;	/* a front end's helper route:
+						   what it is for, in one line */
 	TAILQ_ENTRY(route)	 entry;
 };
 
@@ -401,9 +406,81 @@ int		 config_load(struct config *, const char *,
 		    void *);
 void		 config_free(struct config *);
 int		 config_apply(struct config *);
+/* A front end's own events around the loop of dsroute_run() (main.c). */
+struct frontend {
+	void		(*start)(void);	/* the routes listen */
+	void		(*stop)(void);	/* the loop ended: undo start */
+};
+
+/* A helper program running (child.c). */
+struct child {
+	char			 name[96];	/* for the log */
+	int			 timeout_ms;	/* 0: none */
+	int			 quiet;		/* its stderr at debug level */
+	void			(*done)(struct child *, int,
+				    struct evbuffer *);
+	void			*arg;
+	pid_t			 pid;
+	int			 fd[2];		/* its stdout and stderr */
+	struct event		 ev[2];
+	struct evbuffer		*in[2];
+	struct evbuffer		*output;	/* its stdout */
+	struct event		 deadline;
+	int			 timed_out;
+	TAILQ_ENTRY(child)	 entry;
+};
+
+/* Port forwarding to a phone (preset.c). */
+enum forward_kind {
+	FORWARD_NONE,
+	FORWARD_ADB_REVERSE,	/* the device dials us: adb reverse */
+	FORWARD_ADB_FORWARD,	/* we dial the device: adb forward */
+	FORWARD_IPROXY		/* we dial an iOS device through iproxy */
+};
+
+enum forward_state {
+	FWD_UNKNOWN,
+	FWD_IN_PLACE,
+	FWD_FAILING,
+	FWD_CONFLICT
+};
+
+struct forward {
+	enum forward_kind	 kind;
+	const char		*serial;	/* -s: the device, or NULL */
+	int			 host_port;	/* on 127.0.0.1 here */
+	int			 device_port;
+	char			 program[1024];
+	struct child		 child;
+	struct event		 timer;		/* adb: check the rule */
+	enum forward_state	 state;
+	int			 owned;		/* we added the adb rule */
+	int			 stopping;
+	int			 failed;	/* iproxy ended: exit 1 */
+};
 
 /* main.c */
+extern const struct frontend *frontend;
 int		 dsroute_run(void);
+void		 dsroute_shutdown(void);
+
+/* dsrouter.c */
+int		 dsrouter_is_command(const char *);
+int		 dsrouter_main(int, char *[]);
+
+/* child.c */
+int		 child_spawn(struct child *, char *const []);
+int		 child_running(const struct child *);
+void		 child_stop(struct child *, int);
+void		 child_wait(struct child *);
+void		 child_cleanup(void);
+
+/* preset.c */
+int		 forward_prepare(struct forward *, char *, size_t);
+void		 forward_start(struct forward *);
+void		 forward_stop(struct forward *);
+void		 preset_howto(FILE *, const char *, const char *, int, int,
+		    const char *);
 
 /* route.c */
 struct route	*route_new(const char *, const char *, const char *, char *,

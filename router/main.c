@@ -50,6 +50,7 @@ struct settings settings = {
 
 struct event_base	*base;
 int			 draining;
+const struct frontend	*frontend;
 
 static struct event	 shutdown_timer;
 static struct settings	 default_settings;
@@ -96,6 +97,11 @@ usage(int status)
 	fprintf(status == 0 ? stdout : stderr,
 	    "usage: dsroute [options] LOCAL REMOTE\n"
 	    "       dsroute [options] -f FILE\n"
+	    "       dsroute client-server|server-server|server-client|"
+	    "client-client [options]\n"
+	    "       dsroute android|android-emu|ios|ios-sim [options]\n"
+	    "              (dotnet-dsrouter's command line: dsroute android "
+	    "-h)\n"
 	    "\n"
 	    "endpoints:\n"
 	    "  uds:PATH[,listen|,connect][,mode=0600][,owner=U][,group=G]\n"
@@ -334,6 +340,13 @@ drain(void)
 	evtimer_add(&shutdown_timer, &tv);
 }
 
+/* Drain and stop, as SIGTERM does: for a front end's own reasons to quit. */
+void
+dsroute_shutdown(void)
+{
+	drain();
+}
+
 /*
  * SIGHUP: reload what can change without a restart.  Each part loads its
  * new state whole and keeps the old one when that fails; sessions in
@@ -438,14 +451,22 @@ dsroute_run(void)
 			fatalx("cannot watch signal %d", signals[i]);
 	}
 	TAILQ_FOREACH(r, &routes, entry) {
-		if (route_start(r, err, sizeof(err)) == -1)
+		if (route_start(r, err, sizeof(err)) == -1) {
+			/* Leave no socket file of the routes already open. */
+			TAILQ_FOREACH(r, &routes, entry) {
+				if (r->started)
+					route_stop_listening(r);
+			}
 			fatalx("%s", err);
+		}
 	}
 
 	log_info("dsroute %s started, pid %ld", PACKAGE_VERSION,
 	    (long)getpid());
 	TAILQ_FOREACH(r, &routes, entry)
 		route_describe(r);
+	if (frontend != NULL && frontend->start != NULL)
+		frontend->start();
 	log_info("ready");
 
 	event_base_dispatch(base);
@@ -464,6 +485,8 @@ dsroute_run(void)
 		TAILQ_REMOVE(&routes, r, entry);
 		route_free(r);
 	}
+	if (frontend != NULL && frontend->stop != NULL)
+		frontend->stop();
 	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
 		event_free(sig[i]);
 	evtimer_del(&shutdown_timer);
@@ -477,10 +500,18 @@ main(int argc, char *argv[])
 {
 	struct config	 cfg;
 	struct route	*r;
+	const char	*name;
 	char		 err[512];
 	int		 ch, check = 0;
 
 	signal(SIGPIPE, SIG_IGN);
+
+	/* The dotnet-dsrouter command line: by name, or by its commands. */
+	name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
+	    argv[0];
+	if (strcmp(name, "dotnet-dsrouter") == 0 ||
+	    (argc > 1 && dsrouter_is_command(argv[1])))
+		return (dsrouter_main(argc, argv));
 
 	default_settings = settings;
 	while ((ch = getopt_long(argc, argv, "f:hnVv:", long_options,

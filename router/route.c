@@ -296,6 +296,18 @@ describe_endpoint(struct route *r, int side)
 	    ep->why, extra);
 }
 
+/* The .NET SDK's MSBuild properties for a mobile runtime at addr. */
+static void
+describe_msbuild(const char *addr, const char *mode)
+{
+	const char	*colon = strrchr(addr, ':');
+	int		 v6 = addr[0] == '[';
+
+	log_info("  ... built with the .NET SDK: -p:DiagnosticAddress=%.*s "
+	    "-p:DiagnosticPort=%s -p:DiagnosticListenMode=%s",
+	    (int)(colon - addr) - 2 * v6, addr + v6, colon + 1, mode);
+}
+
 /* Print the settings a runtime or a tool needs to use an endpoint. */
 static void
 describe_use(struct route *r, int side)
@@ -326,10 +338,13 @@ describe_use(struct route *r, int side)
 		    strrchr(addr, ':') + 1 : ep->port);
 		log_info("  a mobile runtime: DOTNET_DiagnosticPorts=%s,connect",
 		    addr);
-	} else
+		describe_msbuild(addr, "connect");
+	} else {
 		log_info("  a runtime listening on TCP "
 		    "(DOTNET_DiagnosticPorts=%s,listen on a mobile device), or "
 		    "another dsroute listening there", addr);
+		describe_msbuild(addr, "listen");
+	}
 }
 
 /* Log what the route does, and the lines that make a runtime and a tool use it. */
@@ -338,6 +353,12 @@ route_describe(struct route *r)
 {
 	int	 side;
 
+	if (r->helper != NULL) {
+		log_info("route %s: %s to %s (%s)", r->name,
+		    r->endpoint[SIDE_LOCAL].name, r->endpoint[SIDE_REMOTE].name,
+		    r->helper);
+		return;
+	}
 	log_info("route %s: %s", r->name, route_mode_name(r->mode));
 	for (side = 0; side < 2; side++)
 		describe_endpoint(r, side);

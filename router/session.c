@@ -282,6 +282,14 @@ session_runtime_lost(struct session *s)
 	return (1);
 }
 
+/* Tell the route's front end that a runtime showed up. */
+static void
+runtime_seen(struct route *r)
+{
+	if (r->runtime_seen != NULL)
+		r->runtime_seen(r);
+}
+
 /* A runtime's advertise: forward it to a dialled tool, or park it. */
 static int
 runtime_advertise(struct session *s, struct conn *rt, const struct greeting *g)
@@ -289,6 +297,7 @@ runtime_advertise(struct session *s, struct conn *rt, const struct greeting *g)
 	struct route	*r = s->route;
 	struct conn	*tool;
 
+	runtime_seen(r);
 	s->tool_side = OTHER_SIDE(rt->side);
 	tool = tool_conn(s);
 	s->advertise = g->advertise;
@@ -513,12 +522,15 @@ session_conn_ready(struct conn *c)
 		conn_update(c);
 		return (0);
 	case S_PROBE:
+		runtime_seen(s->route);
 		c->reading = c->writing = 1;
 		return (pump_write(c));
 	case S_DIAL:
 		evtimer_del(&s->timer);
-		if (c->side != s->tool_side)
+		if (c->side != s->tool_side) {
+			runtime_seen(s->route);
 			return (pump_start(s));
+		}
 		/* We dialled a listening tool: our advertise goes first. */
 		s->state = S_AWAIT_COMMAND;
 		c->reading = c->writing = 1;

@@ -1,0 +1,925 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * The dotnet-dsrouter command line: its four commands and four presets,
+ * with its options spelled every way System.CommandLine takes them, made
+ * into routes for dsroute_run().  Around the routes it does what
+ * dotnet-dsrouter does: a default IPC socket that `dotnet-trace -p PID`
+ * and `dotnet-trace ps` find, quitting on Q when a tool launched it or a
+ * person types it, blocked signals, the runtime timeout and the port
+ * forwarding of the presets (preset.c).
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "dsroute.h"
+
+#define QUIT_GRACE_MS		500	/* a launching tool kills us at 1 s */
+#define PARENT_CHECK_MS		1000
+
+/* Which options a command takes. */
+#define O_IPCC		0x001
+#define O_IPCS		0x002
+#define O_TCPC		0x004
+#define O_TCPS		0x008
+#define O_FORWARD	0x010
+#define O_SERIAL	0x020
+#define O_UNSAFE	0x040
+#define O_COMMON	0x080	/* -rt, -v, -i, -bsig, --parentprocess */
+
+struct command {
+	const char		*name;
+	enum route_mode		 mode;
+	unsigned		 options;
+	/* Presets: the network address, forwarding and --info text. */
+	const char		*address;
+	enum forward_kind	 forward;
+	const char		*device;
+	const char		*app_host;	/* as the application sees it */
+	int			 app_port;
+};
+
+static const struct command commands[] = {
+	{ "client-server", MODE_CLIENT_SERVER,
+	    O_IPCC | O_TCPS | O_FORWARD | O_UNSAFE | O_COMMON,
+	    NULL, FORWARD_NONE, NULL, NULL, 0 },
+	{ "server-server", MODE_SERVER_SERVER,
+	    O_IPCS | O_TCPS | O_FORWARD | O_UNSAFE | O_COMMON,
+	    NULL, FORWARD_NONE, NULL, NULL, 0 },
+	{ "server-client", MODE_SERVER_CLIENT,
+	    O_IPCS | O_TCPC | O_FORWARD | O_COMMON,
+	    NULL, FORWARD_NONE, NULL, NULL, 0 },
+	{ "client-client", MODE_CLIENT_CLIENT,
+	    O_IPCC | O_TCPC | O_FORWARD | O_COMMON,
+	    NULL, FORWARD_NONE, NULL, NULL, 0 },
+	{ "android", MODE_SERVER_SERVER, O_SERIAL | O_COMMON,
+	    "127.0.0.1:9001", FORWARD_ADB_REVERSE, "android device",
+	    "127.0.0.1", 9000 },
+	{ "android-emu", MODE_SERVER_SERVER, O_COMMON,
+	    "127.0.0.1:9000", FORWARD_NONE, "android emulator",
+	    "10.0.2.2", 9000 },
+	{ "ios", MODE_SERVER_CLIENT, O_SERIAL | O_COMMON,
+	    "127.0.0.1:9000", FORWARD_IPROXY, "ios device",
+	    "127.0.0.1", 9000 },
+	{ "ios-sim", MODE_SERVER_CLIENT, O_COMMON,
+	    "127.0.0.1:9000", FORWARD_NONE, "ios simulator",
+	    "127.0.0.1", 9000 },
+};
+
+static const char *const websocket_commands[] = {
+	"server-websocket", "client-websocket"
+};
+
+enum {
+	OPT_IPC_CLIENT = 256,
+	OPT_IPC_SERVER,
+	OPT_TCP_CLIENT,
+	OPT_TCP_SERVER,
+	OPT_RUNTIME_TIMEOUT,
+	OPT_FORWARD_PORT,
+	OPT_BLOCK_SIGNALS,
+	OPT_PARENT_PROCESS,
+	OPT_UNSAFE_LISTEN,
+	OPT_WEB_SOCKET
+};
+
+static const struct option long_options[] = {
+	{ "ipc-client", required_argument, NULL, OPT_IPC_CLIENT },
+	{ "ipc-server", required_argument, NULL, OPT_IPC_SERVER },
+	{ "tcp-client", required_argument, NULL, OPT_TCP_CLIENT },
+	{ "tcp-server", required_argument, NULL, OPT_TCP_SERVER },
+	{ "runtime-timeout", required_argument, NULL, OPT_RUNTIME_TIMEOUT },
+	{ "forward-port", required_argument, NULL, OPT_FORWARD_PORT },
+	{ "block-signals", required_argument, NULL, OPT_BLOCK_SIGNALS },
+	{ "parentprocess", required_argument, NULL, OPT_PARENT_PROCESS },
+	{ "unsafe-listen", no_argument, NULL, OPT_UNSAFE_LISTEN },
+	{ "web-socket", required_argument, NULL, OPT_WEB_SOCKET },
+	{ "verbose", required_argument, NULL, 'v' },
+	{ "info", no_argument, NULL, 'i' },
+	{ "serial", required_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* dotnet-dsrouter's single-dash aliases, which getopt cannot take. */
+static const struct {
+	const char	*alias;
+	const char	*name;
+} aliases[] = {
+	{ "-ipcc", "--ipc-client" },
+	{ "-ipcs", "--ipc-server" },
+	{ "-tcpc", "--tcp-client" },
+	{ "-tcps", "--tcp-server" },
+	{ "-rt", "--runtime-timeout" },
+	{ "-fp", "--forward-port" },
+	{ "-bsig", "--block-signals" },
+	{ "-ws", "--web-socket" },
+	{ "-v", "--verbose" },
+	{ "-i", "--info" },
+	{ "-s", "--serial" },
+	{ "-h", "--help" },
+	{ "-?", "--help" },
+};
+
+/* What the command line asked for. */
+static const struct command	*cmd;
+static const char	*ipc_client, *ipc_server, *tcp_client, *tcp_server;
+static int		 runtime_timeout_s = -1;
+static const char	*forward_name;
+static int		 show_info;
+static const char	*parent;
+static sigset_t		 blocked;
+
+/* What runs around the routes. */
+static struct route	*main_route;
+static int		 default_ipc;	/* the -p socket and its sibling */
+static struct forward	 forward;
+static pid_t		 parent_pid = -1;
+static int		 watch_stdin;
+static int		 runtime_available;
+static struct event	 stdin_ev, timeout_ev, parent_ev, sigquit_ev;
+
+static void	 dsrouter_start(void);
+static void	 dsrouter_stop(void);
+
+static const struct frontend dsrouter_frontend = {
+	.start = dsrouter_start,
+	.stop = dsrouter_stop,
+};
+
+static void __dead
+usage(int status)
+{
+	fprintf(status == 0 ? stdout : stderr,
+	    "usage: dsroute COMMAND [options]      (also as dotnet-dsrouter)\n"
+	    "\n"
+	    "commands (local IPC side first, then the runtime's TCP side):\n"
+	    "  client-server  -ipcc PATH [-tcps HOST:PORT]   a listening tool; "
+	    "the runtime dials\n"
+	    "  server-server  [-ipcs PATH] [-tcps HOST:PORT] tools connect; "
+	    "the runtime dials\n"
+	    "  server-client  [-ipcs PATH] -tcpc HOST:PORT   tools connect; "
+	    "the runtime listens\n"
+	    "  client-client  -ipcc PATH -tcpc HOST:PORT     a listening tool; "
+	    "the runtime listens\n"
+	    "presets (IPC server at the default path, found with -p PID):\n"
+	    "  android        TCP server 127.0.0.1:9001, adb reverse tcp:9000 "
+	    "tcp:9001\n"
+	    "  android-emu    TCP server 127.0.0.1:9000 (the emulator dials "
+	    "10.0.2.2:9000)\n"
+	    "  ios            TCP client to the device's port 9000 through "
+	    "iproxy\n"
+	    "  ios-sim        TCP client 127.0.0.1:9000\n"
+	    "\n"
+	    "options:\n"
+	    "  -ipcc, --ipc-client PATH      the diagnostic port a tool "
+	    "listens on\n"
+	    "  -ipcs, --ipc-server PATH      where tools connect (default: "
+	    "$TMPDIR/dotnet-diagnostic-dsrouter-PID-KEY-socket)\n"
+	    "  -tcpc, --tcp-client HOST:PORT where the runtime listens\n"
+	    "  -tcps, --tcp-server HOST:PORT where the runtime dials "
+	    "(default 127.0.0.1:0)\n"
+	    "  -rt, --runtime-timeout SEC    stop if no runtime is seen within "
+	    "SEC\n"
+	    "  -fp, --forward-port Android|iOS  forward the port to a device "
+	    "(adb, iproxy)\n"
+	    "  -s, --serial SERIAL           the device for adb or iproxy\n"
+	    "  -bsig, --block-signals LIST   ignore SIGINT;SIGQUIT;SIGTERM\n"
+	    "  -v, --verbose LEVEL           none, critical, error, warning, "
+	    "info, debug, trace\n"
+	    "  -i, --info                    print how to start the "
+	    "application and the tool\n"
+	    "      --unsafe-listen           allow plaintext TCP beyond "
+	    "loopback\n"
+	    "Options also take the forms --opt:value and --opt=value.  "
+	    "Type q and Enter to quit.\n"
+	    "\n"
+	    "See dsroute(1).\n");
+	exit(status);
+}
+
+/* Return non-zero if name is a dotnet-dsrouter command or preset. */
+int
+dsrouter_is_command(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(name, commands[i].name) == 0)
+			return (1);
+	}
+	for (i = 0; i < sizeof(websocket_commands) /
+	    sizeof(websocket_commands[0]); i++) {
+		if (strcmp(name, websocket_commands[i]) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+static const struct option *
+find_long(const char *name, size_t len)
+{
+	const struct option	*o;
+
+	for (o = long_options; o->name != NULL; o++) {
+		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+			return (o);
+	}
+	return (NULL);
+}
+
+/*
+ * Rewrite one argument into a spelling getopt_long takes: a single-dash
+ * alias becomes its long name, and "--opt:value" becomes "--opt=value".
+ * Set *value_next if the next argument is this option's value.
+ */
+static char *
+rewrite_arg(const char *arg, int *value_next)
+{
+	const struct option	*o;
+	const char		*name = arg, *sep;
+	char			*out;
+	size_t			 i, len;
+
+	*value_next = 0;
+	if (arg[0] != '-' || arg[1] == '\0' || strcmp(arg, "--") == 0)
+		return (xstrdup(arg));
+	len = (sep = strpbrk(arg, ":=")) != NULL ? (size_t)(sep - arg) :
+	    strlen(arg);
+	if (arg[1] != '-') {
+		for (i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++) {
+			if (strlen(aliases[i].alias) == len &&
+			    strncmp(aliases[i].alias, arg, len) == 0)
+				break;
+		}
+		if (i == sizeof(aliases) / sizeof(aliases[0]))
+			return (xstrdup(arg));	/* for getopt to judge */
+		name = aliases[i].name;
+		len = strlen(name);
+	}
+	o = find_long(name + 2, len - 2);
+	if (sep == NULL) {
+		*value_next = o != NULL && o->has_arg == required_argument;
+		return (xstrdup(name));
+	}
+	if (asprintf(&out, "%.*s=%s", (int)len, name, sep + 1) == -1)
+		fatalx("out of memory");
+	return (out);
+}
+
+/* Rewrite the arguments after the command; free them with free_args(). */
+static char **
+rewrite_args(int argc, char *argv[], const char *label)
+{
+	char	**out;
+	int	  i, value_next = 0, options_end = 0;
+
+	out = xcalloc(argc + 1, sizeof(*out));
+	out[0] = xstrdup(label);
+	for (i = 1; i < argc; i++) {
+		if (value_next || options_end) {
+			out[i] = xstrdup(argv[i]);
+			value_next = 0;
+			continue;
+		}
+		out[i] = rewrite_arg(argv[i], &value_next);
+		options_end = strcmp(argv[i], "--") == 0;
+	}
+	return (out);
+}
+
+static void
+free_args(char **args)
+{
+	char	**p;
+
+	for (p = args; *p != NULL; p++)
+		free(*p);
+	free(args);
+}
+
+/* Whole seconds for --runtime-timeout; -1, its default, means none. */
+static int
+parse_seconds(const char *s, int *v)
+{
+	char	*end;
+	long	 n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno != 0 || n < -1 ||
+	    n > 24 * 3600 * 365)
+		return (-1);
+	*v = (int)n;
+	return (0);
+}
+
+/* --block-signals "SIGINT;SIGQUIT": the signals to ignore. */
+static void
+parse_signals(const char *list)
+{
+	static const struct {
+		const char	*name;
+		int		 sig;
+	} names[] = {
+		{ "SIGINT", SIGINT }, { "SIGQUIT", SIGQUIT },
+		{ "SIGTERM", SIGTERM },
+	};
+	char	*copy, *p, *name;
+	size_t	 i;
+
+	p = copy = xstrdup(list);
+	while ((name = strsep(&p, ";,")) != NULL) {
+		if (*name == '\0')
+			continue;
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			if (strcasecmp(name, names[i].name) == 0 ||
+			    strcasecmp(name, names[i].name + 3) == 0)
+				break;
+		}
+		if (i == sizeof(names) / sizeof(names[0]))
+			fatalx("--block-signals: %s: give SIGINT, SIGQUIT or "
+			    "SIGTERM, separated by ';'", name);
+		sigaddset(&blocked, names[i].sig);
+	}
+	free(copy);
+}
+
+/* An IPC path or TCP address goes into an endpoint: no commas there. */
+static const char *
+check_value(const char *option, const char *v)
+{
+	if (*v == '\0')
+		fatalx("--%s: give a value", option);
+	if (strchr(v, ',') != NULL)
+		fatalx("--%s %s: a comma cannot appear here", option, v);
+	return (v);
+}
+
+/* A TCP address as dotnet-dsrouter takes it: also tcp:// and net.tcp://. */
+static const char *
+tcp_address(const char *option, char *v)
+{
+	size_t	 len;
+
+	if (strncmp(v, "tcp://", 6) == 0)
+		v += 6;
+	else if (strncmp(v, "net.tcp://", 10) == 0)
+		v += 10;
+	len = strlen(v);
+	if (len > 0 && v[len - 1] == '/')
+		v[len - 1] = '\0';
+	return (check_value(option, v));
+}
+
+/* Refuse an option the command does not take, as System.CommandLine does. */
+static void
+need(unsigned bit, const char *option)
+{
+	if (!(cmd->options & bit))
+		fatalx("%s does not take %s; see dsroute -h or dsroute(1)",
+		    cmd->name, option);
+}
+
+/* Parse the options after the command. */
+static void
+parse_options(int argc, char *argv[])
+{
+	enum log_level	 level;
+	const char	*opt;
+	int		 ch;
+
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+:hiv:s:", long_options,
+	    NULL)) != -1) {
+		opt = argv[optind - 1];
+		switch (ch) {
+		case OPT_IPC_CLIENT:
+			need(O_IPCC, "--ipc-client");
+			ipc_client = check_value("ipc-client", optarg);
+			break;
+		case OPT_IPC_SERVER:
+			need(O_IPCS, "--ipc-server");
+			ipc_server = check_value("ipc-server", optarg);
+			break;
+		case OPT_TCP_CLIENT:
+			need(O_TCPC, "--tcp-client");
+			tcp_client = tcp_address("tcp-client", optarg);
+			break;
+		case OPT_TCP_SERVER:
+			need(O_TCPS, "--tcp-server");
+			tcp_server = tcp_address("tcp-server", optarg);
+			break;
+		case OPT_RUNTIME_TIMEOUT:
+			if (parse_seconds(optarg, &runtime_timeout_s) == -1)
+				fatalx("--runtime-timeout %s: give whole "
+				    "seconds", optarg);
+			break;
+		case OPT_FORWARD_PORT:
+			need(O_FORWARD, "--forward-port");
+			forward_name = optarg;
+			break;
+		case OPT_BLOCK_SIGNALS:
+			parse_signals(optarg);
+			break;
+		case OPT_PARENT_PROCESS:
+			parent = optarg;
+			break;
+		case OPT_UNSAFE_LISTEN:
+			need(O_UNSAFE, "--unsafe-listen");
+			settings.unsafe_listen = 1;
+			break;
+		case OPT_WEB_SOCKET:
+			fatalx("--web-socket: WebSocket endpoints are not "
+			    "supported");
+		case 'v':
+			if (log_level_parse(optarg, &level) == -1)
+				fatalx("--verbose %s: give none, critical, "
+				    "error, warning, info, debug or trace",
+				    optarg);
+			log_set_level(level);
+			break;
+		case 'i':
+			show_info = 1;
+			break;
+		case 's':
+			need(O_SERIAL | O_FORWARD, "--serial");
+			forward.serial = optarg;
+			break;
+		case 'h':
+			usage(0);
+		case ':':
+			fatalx("%s: %s needs a value", cmd->name, opt);
+		default:
+			fatalx("%s: unknown option %s; see dsroute -h",
+			    cmd->name, opt);
+		}
+	}
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--") == 0)
+			fatalx("%s: starting an application after -- is not "
+			    "supported: start it yourself with the "
+			    "DOTNET_DiagnosticPorts value that -i prints",
+			    cmd->name);
+		fatalx("%s: unexpected argument %s", cmd->name, argv[optind]);
+	}
+}
+
+/* Split "HOST:PORT" (or "[V6]:PORT", or a port alone) into its port. */
+static int
+address_port(const char *address)
+{
+	const char	*colon = strrchr(address, ':');
+
+	return (atoi(colon != NULL ? colon + 1 : address));
+}
+
+/* Decide the port forwarding of a command or of --forward-port. */
+static void
+plan_forwarding(void)
+{
+	int	 tcp_listens = cmd->mode == MODE_CLIENT_SERVER ||
+		    cmd->mode == MODE_SERVER_SERVER;
+
+	if (cmd->address != NULL) {
+		forward.kind = cmd->forward;
+		forward.host_port = address_port(cmd->address);
+		forward.device_port = cmd->forward == FORWARD_IPROXY ?
+		    cmd->app_port : forward.host_port - 1;
+	} else if (forward_name != NULL) {
+		if (strcasecmp(forward_name, "Android") == 0)
+			forward.kind = tcp_listens ? FORWARD_ADB_REVERSE :
+			    FORWARD_ADB_FORWARD;
+		else if (strcasecmp(forward_name, "iOS") == 0 && !tcp_listens)
+			forward.kind = FORWARD_IPROXY;
+		else
+			fatalx("--forward-port %s: give Android%s",
+			    forward_name, tcp_listens ? " (a device dialling "
+			    "a TCP server is Android only)" : " or iOS");
+		forward.host_port = address_port(tcp_listens ? tcp_server :
+		    tcp_client);
+		if (forward.host_port == 0)
+			fatalx("--forward-port needs a fixed port in --%s",
+			    tcp_listens ? "tcp-server" : "tcp-client");
+		forward.device_port = forward.kind == FORWARD_IPROXY ?
+		    forward.host_port : forward.host_port - 1;
+	} else if (forward.serial != NULL)
+		fatalx("--serial chooses the device for adb or iproxy: give "
+		    "it with --forward-port");
+}
+
+/* The default IPC server path, and the runtime-style one next to it. */
+static void
+default_paths(char *path, size_t len, char *sibling, size_t slen)
+{
+	const char	*tmp = getenv("TMPDIR");
+	const char	*slash;
+	long		 pid = (long)getpid();
+	long long	 key = (long long)time(NULL);
+
+	if (tmp == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	slash = tmp[strlen(tmp) - 1] == '/' ? "" : "/";
+	snprintf(path, len, "%s%sdotnet-diagnostic-dsrouter-%ld-%lld-socket",
+	    tmp, slash, pid, key);
+	snprintf(sibling, slen, "%s%sdotnet-diagnostic-%ld-%lld-socket", tmp,
+	    slash, pid, key);
+}
+
+/* A runtime advertised or answered: the runtime timeout is over. */
+static void
+runtime_seen_cb(struct route *r)
+{
+	if (runtime_available)
+		return;
+	runtime_available = 1;
+	if (evtimer_initialized(&timeout_ev) &&
+	    evtimer_pending(&timeout_ev, NULL)) {
+		evtimer_del(&timeout_ev);
+		log_debug("a runtime is available: the runtime timeout no "
+		    "longer applies");
+	}
+}
+
+/*
+ * Make the routes: the command's, and with the default IPC path a second
+ * one, started first, whose runtime-style socket forwards to it.  Tools
+ * resolving -p PID take the newest dotnet-diagnostic-PID-*-socket, or the
+ * dotnet-diagnostic-dsrouter-PID-*-socket when it exists and is no older;
+ * `ps` lists only the former.
+ */
+static void
+make_routes(void)
+{
+	struct route	*sibling;
+	char		 local[1200], remote[1200], err[512];
+	char		 path[1024], sibling_path[1024];
+	int		 ipc_listens = cmd->mode == MODE_SERVER_SERVER ||
+			    cmd->mode == MODE_SERVER_CLIENT;
+	int		 tcp_listens = cmd->mode == MODE_CLIENT_SERVER ||
+			    cmd->mode == MODE_SERVER_SERVER;
+	const char	*tcp = tcp_listens ? tcp_server : tcp_client;
+	char		 tcp_buf[64];
+
+	if (forward.kind == FORWARD_IPROXY) {
+		snprintf(tcp_buf, sizeof(tcp_buf), "127.0.0.1:%d",
+		    forward.host_port);
+		tcp = tcp_buf;
+	}
+	if (ipc_listens && ipc_server == NULL) {
+		default_paths(path, sizeof(path), sibling_path,
+		    sizeof(sibling_path));
+		default_ipc = 1;
+	} else
+		snprintf(path, sizeof(path), "%s", ipc_listens ? ipc_server :
+		    ipc_client);
+	snprintf(local, sizeof(local), "uds:%s,%s", path, ipc_listens ?
+	    "listen" : "connect");
+	snprintf(remote, sizeof(remote), "tcp:%s,%s", tcp, tcp_listens ?
+	    "listen" : "connect");
+	if ((main_route = route_new(cmd->name, local, remote, err,
+	    sizeof(err))) == NULL)
+		fatalx("%s", err);
+	main_route->runtime_seen = runtime_seen_cb;
+
+	if (default_ipc) {
+		snprintf(local, sizeof(local), "uds:%s,listen", sibling_path);
+		snprintf(remote, sizeof(remote), "uds:%s,connect", path);
+		if ((sibling = route_new("pid-socket", local, remote, err,
+		    sizeof(err))) == NULL)
+			fatalx("%s", err);
+		sibling->helper = "named like a runtime's socket, for "
+		    "dotnet-trace ps and -p";
+		TAILQ_INSERT_TAIL(&routes, sibling, entry);
+	}
+	TAILQ_INSERT_TAIL(&routes, main_route, entry);
+}
+
+/* Stop for a dotnet-dsrouter reason: quickly if a tool launched us. */
+static void
+quit(const char *why)
+{
+	log_info("%s: stopping", why);
+	if (parent != NULL && settings.shutdown_timeout_ms > QUIT_GRACE_MS)
+		settings.shutdown_timeout_ms = QUIT_GRACE_MS;
+	dsroute_shutdown();
+}
+
+/* Standard input: q or Q quits; its end does not. */
+static void
+stdin_cb(evutil_socket_t fd, short what, void *arg)
+{
+	char	 buf[256];
+	ssize_t	 n;
+
+	n = read(fd, buf, sizeof(buf));
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		/* EOF, or EIO when in the background of a terminal. */
+		log_debug("standard input %s: q no longer quits",
+		    n == 0 ? "ended" : "is unreadable");
+		event_del(&stdin_ev);
+		return;
+	}
+	if (memchr(buf, 'q', n) != NULL || memchr(buf, 'Q', n) != NULL) {
+		event_del(&stdin_ev);
+		quit("q read on standard input");
+	}
+}
+
+/* --runtime-timeout passed without a runtime: shut down, with status 0. */
+static void
+timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	log_info("No runtime connected before timeout.");
+	log_info("Starting automatic shutdown.");
+	dsroute_shutdown();
+}
+
+/* The tool that launched us is gone when we have another parent. */
+static void
+parent_cb(evutil_socket_t fd, short what, void *arg)
+{
+	if (getppid() == parent_pid)
+		return;
+	event_del(&parent_ev);
+	log_info("the tool that started dsroute (pid %ld) is gone",
+	    (long)parent_pid);
+	quit("no parent");
+}
+
+static void
+sigquit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	quit("SIGQUIT received");
+}
+
+/* The host and port an application uses to reach the main route. */
+static void
+app_address(char *host, size_t len, int *port)
+{
+	struct endpoint	*ep = &main_route->endpoint[SIDE_REMOTE];
+	char		 name[INET6_ADDRSTRLEN + 16], *colon;
+
+	if (cmd->address != NULL) {
+		snprintf(host, len, "%s", cmd->app_host);
+		*port = cmd->app_port;
+		return;
+	}
+	if (forward.kind != FORWARD_NONE) {
+		snprintf(host, len, "127.0.0.1");
+		*port = forward.device_port;
+		return;
+	}
+	sockaddr_name((struct sockaddr *)&ep->addr, ep->addrlen, name,
+	    sizeof(name));
+	if ((colon = strrchr(name, ':')) == NULL) {
+		snprintf(host, len, "%s", name);
+		*port = 0;
+		return;
+	}
+	*colon = '\0';
+	*port = atoi(colon + 1);
+	if (name[0] == '[') {
+		name[strlen(name) - 1] = '\0';
+		memmove(name, name + 1, strlen(name));
+	}
+	if (strcmp(name, "0.0.0.0") == 0 || strcmp(name, "::") == 0)
+		snprintf(host, len, "THIS-HOST");
+	else
+		snprintf(host, len, "%s", name);
+}
+
+/* Print dotnet-dsrouter's --info text for the main route. */
+static void
+print_info(void)
+{
+	struct endpoint	*ipc = &main_route->endpoint[SIDE_LOCAL];
+	char		 host[INET6_ADDRSTRLEN + 16], tool[1200];
+	const char	*tool_line = tool;
+	int		 port;
+	int		 app_listens = cmd->mode == MODE_SERVER_CLIENT ||
+			    cmd->mode == MODE_CLIENT_CLIENT;
+
+	app_address(host, sizeof(host), &port);
+	if (default_ipc)
+		snprintf(tool, sizeof(tool), "dotnet-trace collect -p %ld",
+		    (long)getpid());
+	else if (ipc->role == ROLE_LISTEN)
+		snprintf(tool, sizeof(tool), "dotnet-trace collect "
+		    "--diagnostic-port %s,connect", ipc->path);
+	else
+		snprintf(tool, sizeof(tool), "dotnet-trace collect "
+		    "--diagnostic-port %s   (start it before the application)",
+		    ipc->path);
+	/* A tool that launched us knows how it connects. */
+	if (parent != NULL)
+		tool_line = NULL;
+	preset_howto(stdout, cmd->device != NULL ? cmd->device :
+	    "the target host", host, port, app_listens, tool_line);
+}
+
+/* The routes listen: start what runs around them. */
+static void
+dsrouter_start(void)
+{
+	struct endpoint	*tcp = &main_route->endpoint[SIDE_REMOTE];
+	struct timeval	 tv;
+
+	if (tcp->role == ROLE_LISTEN && !endpoint_is_loopback(tcp))
+		log_warning("Binding tcp server endpoint to anything except "
+		    "loopback interface (localhost, 127.0.0.1 or [::1]) is NOT "
+		    "recommended. Any connections towards tcp server endpoint "
+		    "will be unauthenticated and unencrypted.");
+	if (default_ipc)
+		log_info("tools find this router with -p %ld: dotnet-trace "
+		    "collect -p %ld, or dotnet-trace ps", (long)getpid(),
+		    (long)getpid());
+	if (show_info || (cmd->address != NULL && log_enabled(LL_INFO)))
+		print_info();
+
+	if (watch_stdin) {
+		signal(SIGTTIN, SIG_IGN);
+		event_assign(&stdin_ev, base, STDIN_FILENO,
+		    EV_READ | EV_PERSIST, stdin_cb, NULL);
+		event_add(&stdin_ev, NULL);
+		log_debug("q on standard input quits");
+	}
+	if (parent_pid != -1) {
+		event_assign(&parent_ev, base, -1, EV_PERSIST, parent_cb,
+		    NULL);
+		timeval_ms(&tv, PARENT_CHECK_MS);
+		event_add(&parent_ev, &tv);
+	}
+	if (!sigismember(&blocked, SIGQUIT)) {
+		evsignal_assign(&sigquit_ev, base, SIGQUIT, sigquit_cb, NULL);
+		evsignal_add(&sigquit_ev, NULL);
+	}
+	evtimer_assign(&timeout_ev, base, timeout_cb, NULL);
+	if (runtime_timeout_s >= 0 && !runtime_available) {
+		timeval_ms(&tv, runtime_timeout_s * 1000);
+		evtimer_add(&timeout_ev, &tv);
+		log_debug("stopping unless a runtime is seen within %ds",
+		    runtime_timeout_s);
+	}
+	forward_start(&forward);
+}
+
+/* The loop ended: undo the forwarding, free our events. */
+static void
+dsrouter_stop(void)
+{
+	forward_stop(&forward);
+	if (watch_stdin)
+		event_del(&stdin_ev);
+	if (parent_pid != -1)
+		event_del(&parent_ev);
+	if (!sigismember(&blocked, SIGQUIT))
+		event_del(&sigquit_ev);
+	evtimer_del(&timeout_ev);
+	child_cleanup();
+}
+
+/*
+ * Read the quit key from a terminal, or from the pipe of a tool that
+ * launched us; not from a file, nor from anything else redirected.
+ */
+static int
+stdin_watchable(void)
+{
+	struct stat	 st;
+
+	if (isatty(STDIN_FILENO))
+		return (1);
+	if (parent == NULL)
+		return (0);
+	if (fstat(STDIN_FILENO, &st) == -1 ||
+	    !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+		log_debug("standard input is not a pipe: q does not quit");
+		return (0);
+	}
+	return (1);
+}
+
+/* The parent's pid from --parentprocess PID:NAME, if it is our parent. */
+static void
+parse_parent(void)
+{
+	char	*end;
+	long	 pid;
+
+	if (parent == NULL)
+		return;
+	pid = strtol(parent, &end, 10);
+	if (end != parent && (*end == ':' || *end == '\0') &&
+	    pid == (long)getppid())
+		parent_pid = (pid_t)pid;
+}
+
+/* The dotnet-dsrouter command line: argv[1] is the command. */
+int
+dsrouter_main(int argc, char *argv[])
+{
+	char	 label[64], err[512];
+	char	**args;
+	size_t	 i;
+	int	 rv;
+
+	if (argc < 2)
+		usage(1);
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-?") == 0)
+		usage(0);
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("dsroute %s (dotnet-dsrouter command line)\n",
+		    PACKAGE_VERSION);
+		exit(0);
+	}
+	for (i = 0; i < sizeof(websocket_commands) /
+	    sizeof(websocket_commands[0]); i++) {
+		if (strcmp(argv[1], websocket_commands[i]) == 0)
+			fatalx("%s: WebSocket endpoints are not supported",
+			    argv[1]);
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name) == 0)
+			cmd = &commands[i];
+	}
+	if (cmd == NULL)
+		fatalx("%s: unknown command; give client-server, "
+		    "server-server, server-client, client-client, android, "
+		    "android-emu, ios or ios-sim", argv[1]);
+
+	sigemptyset(&blocked);
+	snprintf(label, sizeof(label), "dsroute %s", cmd->name);
+	args = rewrite_args(argc - 1, argv + 1, label);
+	parse_options(argc - 1, args);
+
+	if (cmd->address != NULL) {
+		if (cmd->mode == MODE_SERVER_SERVER)
+			tcp_server = cmd->address;
+		else
+			tcp_client = cmd->address;
+	}
+	if ((cmd->mode == MODE_CLIENT_SERVER ||
+	    cmd->mode == MODE_CLIENT_CLIENT) && ipc_client == NULL)
+		fatalx("%s needs --ipc-client PATH: the diagnostic port a tool "
+		    "listens on (dotnet-trace collect --diagnostic-port PATH)",
+		    cmd->name);
+	if ((cmd->mode == MODE_SERVER_CLIENT ||
+	    cmd->mode == MODE_CLIENT_CLIENT) && tcp_client == NULL)
+		fatalx("%s needs --tcp-client HOST:PORT: where the application "
+		    "listens (DOTNET_DiagnosticPorts=HOST:PORT,listen)",
+		    cmd->name);
+	if (tcp_server == NULL)
+		tcp_server = "127.0.0.1:0";
+	if (cmd->mode == MODE_CLIENT_CLIENT)
+		settings.runtime_side = SIDE_REMOTE;
+
+	plan_forwarding();
+	if (forward_prepare(&forward, err, sizeof(err)) == -1)
+		fatalx("%s: %s", cmd->name, err);
+	make_routes();
+	parse_parent();
+	watch_stdin = stdin_watchable();
+	if (sigprocmask(SIG_BLOCK, &blocked, NULL) == -1)
+		fatalx("--block-signals: %s", strerror(errno));
+
+	frontend = &dsrouter_frontend;
+	rv = dsroute_run();
+	free_args(args);
+	return (forward.failed ? 1 : rv);
+}

@@ -1,0 +1,174 @@
+#!/bin/sh
+#
+# Copyright (c) 2026 The dsroute authors
+#
+# Permission to use, copy, modify, and distribute this software for any
+# purpose with or without fee is hereby granted, provided that the above
+# copyright notice and this permission notice appear in all copies.
+#
+# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+#
+
+# Sourced after lib.sh by the scenarios of dsroute's dotnet-dsrouter
+# command line (tests/dsrouter*.sh).
+
+# dsr NAME STDIN ARGS...: start `dsroute ARGS...` reading STDIN, with its
+# TMPDIR in $T so that its default sockets are the scenario's own, and
+# wait until it is ready.  Descriptors 7 to 9 are the scenario's, for
+# writing to FIFOs: the router does not get them.  $DSR_ENV holds more
+# NAME=VALUE for its environment only.
+dsr() {
+	_name=$1
+	_in=$2
+	shift 2
+	# shellcheck disable=SC2086
+	env TMPDIR="$T" ${DSR_ENV:-} "$DSROUTE" "$@" <"$_in" \
+	    >"$T/$_name.out" 2>"$T/$_name.err" 7>&- 8>&- 9>&- &
+	echo $! >"$T/$_name.pid"
+	_pids="$_pids $!"
+	if ! wait_for 10 has_line "$T/$_name.err" '^info: ready$'; then
+		fail "$_name started" "$(cat "$T/$_name.err")"
+		return 1
+	fi
+	return 0
+}
+
+# tcp_port NAME: the TCP port the command's route listens on.
+tcp_port() {
+	sed -n 's/^info: remote tcp:.*:\([0-9][0-9]*\): listening.*/\1/p' \
+	    "$T/$1.err" | head -n 1
+}
+
+# default_socket NAME [dsrouter-]: a router's default socket (or sibling).
+default_socket() {
+	echo "$T/dotnet-diagnostic-${2-dsrouter-}$(pid_of "$1")-"*-socket
+}
+
+# exits_ok NAME DESC: a router stopped by itself with status 0, and no
+# sanitizer report.
+exits_ok() {
+	if wait "$(pid_of "$1")"; then
+		_rc=0
+	else
+		_rc=$?
+	fi
+	if [ $_rc -ne 0 ] || grep -Eq 'Sanitizer|runtime error:' \
+	    "$T/$1.err"; then
+		fail "$2" "status $_rc: $(tail -n 5 "$T/$1.err")"
+	else
+		pass "$2"
+	fi
+}
+
+# no_sockets NAME: none of a router's default sockets is left.
+no_sockets() {
+	! ls "$T" | grep -q "^dotnet-diagnostic-.*$(pid_of "$1")-"
+}
+
+# processinfo DESC ADDR PID: a ProcessInfo through a router reaches PID.
+processinfo() {
+	if "$FAKETOOL" --timeout 30 "$2" processinfo >"$T/tool.out" \
+	    2>"$T/tool.err"; then
+		is "$1" "$(field pid "$T/tool.out")" "$3"
+	else
+		fail "$1" "faketool: $(cat "$T/tool.out" "$T/tool.err")"
+	fi
+}
+
+# refused DESC EREGEX ARGS...: `dsroute ARGS...` exits 1, saying EREGEX.
+refused() {
+	_desc=$1
+	_want=$2
+	shift 2
+	# shellcheck disable=SC2086
+	env TMPDIR="$T" ${DSR_ENV:-} "$DSROUTE" "$@" </dev/null \
+	    >"$T/refused.out" 2>"$T/refused.err"
+	_rc=$?
+	if [ $_rc -eq 1 ] && grep -Eq -- "$_want" "$T/refused.err"; then
+		pass "$_desc"
+	else
+		fail "$_desc" "status $_rc: $(cat "$T/refused.err")"
+	fi
+}
+
+DOTNET_TRACE_VERSION=10.0.750501
+
+# dotnet_trace: install dotnet-trace (once, under the build tree) and set
+# DOTNET_TRACE to it; return 1 with the reason in $why where it cannot be.
+# Needs nothing of lib.sh: a scenario may call it before it starts.
+dotnet_trace() {
+	if ! command -v dotnet >/dev/null 2>&1; then
+		why="no dotnet on this machine"
+		return 1
+	fi
+	DOTNET_TOOLS=${top_builddir:-$PWD}/dotnet-tools
+	DOTNET_TRACE=$DOTNET_TOOLS/dotnet-trace
+	DOTNET_CLI_TELEMETRY_OPTOUT=1
+	DOTNET_NOLOGO=1
+	DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+	export DOTNET_CLI_TELEMETRY_OPTOUT DOTNET_NOLOGO \
+	    DOTNET_SKIP_FIRST_TIME_EXPERIENCE
+	mkdir -p "$DOTNET_TOOLS"
+	if ! flock "$DOTNET_TOOLS/.lock" sh -c '[ -x "$0/dotnet-trace" ] ||
+	    dotnet tool install --tool-path "$0" dotnet-trace --version "$1"' \
+	    "$DOTNET_TOOLS" "$DOTNET_TRACE_VERSION" \
+	    >"$DOTNET_TOOLS/install.log" 2>&1; then
+		why="dotnet-trace $DOTNET_TRACE_VERSION did not install: $(tail \
+		    -n 1 "$DOTNET_TOOLS/install.log")"
+		return 1
+	fi
+	return 0
+}
+
+# dsapp: build the interop target application (a real .NET runtime; no
+# packages needed) once under the build tree and set DSAPP to it; return 1
+# with the reason in $why where it cannot be.
+dsapp() {
+	if ! dotnet_trace; then
+		return 1
+	fi
+	_out=$DOTNET_TOOLS/dsapp
+	DSAPP=$_out/app/dsapp
+	if ! MSBUILDDISABLENODEREUSE=1 flock "$DOTNET_TOOLS/.lock" sh -c \
+	    '[ -x "$0/app/dsapp" ] || dotnet build "$1" -c Release \
+	    -o "$0/app" --disable-build-servers -nodeReuse:false -nologo \
+	    -v:quiet -clp:NoSummary "-p:BaseIntermediateOutputPath=$0/obj/" \
+	    "-p:MSBuildProjectExtensionsPath=$0/obj/"' "$_out" \
+	    "$top_srcdir/tests/interop/app/dsapp.csproj" \
+	    >"$DOTNET_TOOLS/dsapp-build.log" 2>&1; then
+		why="the interop application did not build: $(tail -n 1 \
+		    "$DOTNET_TOOLS/dsapp-build.log")"
+		return 1
+	fi
+	return 0
+}
+
+# resolve_pid DIR PID: the socket the .NET client library picks for -p
+# PID (PidIpcEndpoint.TryResolveAddress): the newest
+# dotnet-diagnostic-PID-*-socket, unless a
+# dotnet-diagnostic-dsrouter-PID-*-socket exists that is no older.
+resolve_pid() {
+	_plain=$(ls -t "$1"/dotnet-diagnostic-"$2"-*-socket 2>/dev/null |
+	    head -n 1)
+	_router=$(ls -t "$1"/dotnet-diagnostic-dsrouter-"$2"-*-socket \
+	    2>/dev/null | head -n 1)
+	if [ -n "$_plain" ] && [ -n "$_router" ] &&
+	    no_older "$_router" "$_plain"; then
+		echo "$_router"
+	else
+		echo "$_plain"
+	fi
+}
+
+# no_older A B: file A was modified no earlier than file B (to the ns).
+no_older() {
+	_a=$(stat -c %.9Y "$1")
+	_b=$(stat -c %.9Y "$2")
+	[ "$(printf '%s\n%s\n' "$_a" "$_b" | sort | tail -n 1)" = "$_a" ]
+}
