@@ -34,4 +34,6 @@ judge_command(struct session *s, const uint8_t *msg, size_t len,
 	v->hresult = 0;
 	v->rule = "default";
 	v->reason = NULL;
+	if (identity_judge(&s->conn[s->tool_side], v))
+		return;
 }

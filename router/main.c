@@ -38,6 +38,7 @@
 
 struct settings settings = {
 	.handshake_timeout_ms = 5000,
+	.tls_handshake_timeout_ms = 10000,
 	.connect_timeout_ms = 10000,
 	.backend_wait_ms = 30000,
 	.close_timeout_ms = 60000,
@@ -60,7 +61,8 @@ enum {
 	OPT_SHUTDOWN_TIMEOUT,
 	OPT_BUFFER_SIZE,
 	OPT_RUNTIME,
-	OPT_UNSAFE_LISTEN
+	OPT_UNSAFE_LISTEN,
+	OPT_TLS_HANDSHAKE_TIMEOUT
 };
 
 static const struct option long_options[] = {
@@ -75,6 +77,8 @@ static const struct option long_options[] = {
 	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
 	{ "runtime", required_argument, NULL, OPT_RUNTIME },
 	{ "unsafe-listen", no_argument, NULL, OPT_UNSAFE_LISTEN },
+	{ "tls-handshake-timeout", required_argument, NULL,
+	    OPT_TLS_HANDSHAKE_TIMEOUT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -88,11 +92,18 @@ usage(int status)
 	    "  uds:PATH[,listen|,connect][,mode=0600][,owner=U][,group=G]\n"
 	    "  tcp:HOST:PORT[,listen|,connect]      [v6]:PORT, *:PORT, "
 	    "PORT 0 = any\n"
+	    "  tls:HOST:PORT,listen,cert=F,key=F,ca=F[,verify=required|"
+	    "optional|none]\n"
+	    "      [,allow-cn=CN][,allow-san=dns:|uri:|ip:NAME]"
+	    "[,allow-fp=SHA256]\n"
+	    "  tls:HOST:PORT,connect[,ca=F][,cert=F,key=F][,sni=NAME]"
+	    "[,verify=required|none]\n"
 	    "\n"
 	    "options:\n"
 	    "  -v, --verbose LEVEL         none, critical, error, warning, "
 	    "info, debug, trace\n"
 	    "      --handshake-timeout T   first message deadline (5s)\n"
+	    "      --tls-handshake-timeout T  TLS handshake deadline (10s)\n"
 	    "      --connect-timeout T     dialling deadline (10s)\n"
 	    "      --backend-wait T        wait for a parked runtime (30s)\n"
 	    "      --close-timeout T       tool's grace after the runtime "
@@ -180,7 +191,7 @@ drain(void)
 static void
 reload(void)
 {
-	log_info("nothing to reload");
+	(void)tls_reload();
 }
 
 /* Route libevent's own messages into our log. */
@@ -298,6 +309,10 @@ main(int argc, char *argv[])
 		case OPT_HANDSHAKE_TIMEOUT:
 			settings.handshake_timeout_ms = option_ms(
 			    "handshake-timeout", optarg, 0);
+			break;
+		case OPT_TLS_HANDSHAKE_TIMEOUT:
+			settings.tls_handshake_timeout_ms = option_ms(
+			    "tls-handshake-timeout", optarg, 0);
 			break;
 		case OPT_CONNECT_TIMEOUT:
 			settings.connect_timeout_ms = option_ms(
