@@ -494,8 +494,11 @@ session_conn_failed(struct conn *c, const char *what)
 		arm_timer(s, delay);
 		return (0);
 	}
-	snprintf(reason, sizeof(reason), "%s to %s failed: %s", what,
-	    c->endpoint->name, conn_error(c));
+	if (s->state == S_CLASSIFY)	/* an accepted conn's handshake */
+		snprintf(reason, sizeof(reason), "%s", conn_error(c));
+	else
+		snprintf(reason, sizeof(reason), "%s to %s failed: %s", what,
+		    c->endpoint->name, conn_error(c));
 	session_close(s, reason);
 	return (-1);
 }

@@ -78,7 +78,8 @@ struct tls_conn {
 	int			 fd;
 	int			 sys_error;	/* errno of the last I/O */
 	size_t			 retry_len;	/* a write that wanted I/O */
-	int			 read_result;	/* an error seen after bytes */
+	int			 read_ended;	/* read_result waits */
+	int			 read_result;	/* an end seen after bytes */
 };
 
 static int	 tls_setup(struct conn *, int);
@@ -490,7 +491,7 @@ verify_text(uint32_t flags)
 		return ("certificate is not yet valid");
 	if (flags & (MBEDTLS_X509_BADCERT_EXT_KEY_USAGE |
 	    MBEDTLS_X509_BADCERT_KEY_USAGE))
-		return ("unsupported certificate purpose");
+		return ("unsuitable certificate purpose");
 	if (flags & MBEDTLS_X509_BADCERT_CN_MISMATCH)
 		return ("hostname mismatch");
 	if (flags & MBEDTLS_X509_BADCERT_REVOKED)
@@ -566,6 +567,8 @@ handshake_error(struct conn *c, struct tls_conn *t, int rv)
 
 	switch (rv) {
 	case MBEDTLS_ERR_X509_CERT_VERIFY_FAILED:
+	case MBEDTLS_ERR_SSL_BAD_HS_CERTIFICATE:
+		/* The latter for a wrong key usage or EKU. */
 		if (flags != 0 && flags != (uint32_t)-1)
 			return (verify_failed(c, flags));
 		break;
@@ -649,7 +652,7 @@ tls_read(struct conn *c, void *buf, size_t len)
 	size_t		 done = 0;
 	int		 n, rv;
 
-	if (t->read_result != 0)
+	if (t->read_ended)
 		return (t->read_result);
 	while (done < len) {
 		n = mbedtls_ssl_read(&t->ssl, (uint8_t *)buf + done,
@@ -658,12 +661,14 @@ tls_read(struct conn *c, void *buf, size_t len)
 			done += n;
 			continue;
 		}
-		/* 0 only for an empty buffer, which the loop never asks. */
-		rv = n == 0 ? IO_EOF : io_result(c, t, n);
+		/* 0 is a TCP end without close_notify (CONN_EOF). */
+		rv = io_result(c, t, n == 0 ? MBEDTLS_ERR_SSL_CONN_EOF : n);
 		if (done == 0)
 			return (rv);
-		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE)
+		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE) {
+			t->read_ended = 1;
 			t->read_result = rv;
+		}
 		break;
 	}
 	return (done);
@@ -736,13 +741,13 @@ tls_write_buffer(struct conn *c, struct evbuffer *buf)
 	return (done);
 }
 
-/* Bytes decrypted or received that the socket will not signal again. */
+/* Input, or its end, that the socket will not signal again. */
 static size_t
 tls_pending(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;
 
-	return (t != NULL && mbedtls_ssl_check_pending(&t->ssl));
+	return (t != NULL && (t->read_ended || mbedtls_ssl_check_pending(&t->ssl)));
 }
 
 /* Send close_notify, then FIN; the peer may go on sending. */

@@ -61,7 +61,8 @@
 struct tls_conn {
 	SSL		*ssl;
 	size_t		 retry_len;	/* a write that wanted I/O: retry >= */
-	int		 read_result;	/* an error seen after some bytes */
+	int		 read_ended;	/* read_result waits for the next read */
+	int		 read_result;	/* an end or error seen after bytes */
 };
 
 static int	 tls_setup(struct conn *, int);
@@ -506,7 +507,7 @@ tls_read(struct conn *c, void *buf, size_t len)
 	size_t		 done = 0, want;
 	int		 n, rv;
 
-	if (t->read_result != 0)
+	if (t->read_ended)
 		return (t->read_result);
 	while (done < len) {
 		want = len - done > INT_MAX ? INT_MAX : len - done;
@@ -520,8 +521,10 @@ tls_read(struct conn *c, void *buf, size_t len)
 		rv = io_result(c, t->ssl, n, 1);
 		if (done == 0)
 			return (rv);
-		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE)
-			t->read_result = rv == IO_EOF ? IO_EOF : IO_ERROR;
+		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE) {
+			t->read_ended = 1;
+			t->read_result = rv;
+		}
 		break;
 	}
 	return (done);
@@ -602,13 +605,13 @@ tls_write_buffer(struct conn *c, struct evbuffer *buf)
 	return (done);
 }
 
-/* Bytes decrypted or received that the socket will not signal again. */
+/* Input, or its end, that the socket will not signal again. */
 static size_t
 tls_pending(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;
 
-	return (t != NULL && SSL_has_pending(t->ssl));
+	return (t != NULL && (t->read_ended || SSL_has_pending(t->ssl)));
 }
 
 /* Send close_notify, then FIN; the peer may go on sending. */
