@@ -51,7 +51,7 @@ else
 	    "$(cat "$T/tool.out" "$T/tool.err")"
 fi
 ended b "TLS-1: the session line names the verified client" \
-    "tool=tls:127\.0\.0\.1:[0-9]+\(cn:client1,sha256:$(fp client1 | cut -c1-16)\) .*end=\"runtime closed\""
+    "tool=tls:127\.0\.0\.1:[0-9]+\(cn:client1,sha256:$(fp client1 | cut -c1-16)\) .*end=\"(runtime|tool) closed\""
 stop_dsroute a
 is "TLS-1: the runtime served exactly one command" \
     "$(count_lines "$T/rt.ev" '^command ')" 1
@@ -108,7 +108,7 @@ allowed() {
 	sclient "$1" "$port" -cert "$C/$1.pem" -key "$C/$1.key"
 	like "$2: the runtime answers" "$(hex "$T/$1.out")" \
 	    "^444f544e45545f4950435f563100....ff00"
-	ended b "$2: the session ends normally" "end=\"runtime closed\""
+	ended b "$2: the session ends normally" "end=\"(runtime|tool) closed\""
 	: >"$T/rt.ev"
 }
 
