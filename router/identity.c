@@ -70,7 +70,8 @@ parse_fingerprint(const char *s, uint8_t fp[32])
 	while (*s != '\0') {
 		if (n == 32)
 			return (-1);
-		if ((hi = hex_value(s[0])) == -1 || (lo = hex_value(s[1])) == -1)
+		hi = hex_value(s[0]);
+		if (hi == -1 || (lo = hex_value(s[1])) == -1)
 			return (-1);
 		fp[n++] = (uint8_t)(hi << 4 | lo);
 		s += 2;
@@ -146,8 +147,9 @@ identity_rule_parse(enum allow_kind kind, const char *v,
 		break;
 	}
 	if (*value == '\0' || strlen(value) >= sizeof(rule->value)) {
-		snprintf(err, len, "allow-%s=%s: give a name of 1 to %zu bytes",
-		    kind == ALLOW_CN ? "cn" : "san", v, sizeof(rule->value) - 1);
+		snprintf(err, len, "allow-%s=%s: give a name of 1 to %zu "
+		    "bytes", kind == ALLOW_CN ? "cn" : "san", v,
+		    sizeof(rule->value) - 1);
 		return (-1);
 	}
 	memcpy(rule->value, value, strlen(value) + 1);

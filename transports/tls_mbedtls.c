@@ -278,7 +278,7 @@ tls_context_new(struct endpoint *ep, char *err, size_t len)
 		mode = MBEDTLS_SSL_VERIFY_NONE;
 		break;
 	case VERIFY_OPTIONAL:
-		/* Checked after the handshake: a certificate sent must verify. */
+		/* A certificate sent must verify: see handshake_done(). */
 		mode = MBEDTLS_SSL_VERIFY_OPTIONAL;
 		break;
 	default:
@@ -471,8 +471,9 @@ has_ip_san(const mbedtls_x509_crt *crt, const uint8_t *ip, size_t iplen)
 
 	for (s = &crt->subject_alt_names; s != NULL && s->buf.p != NULL;
 	    s = s->next) {
-		if (s->buf.tag == (MBEDTLS_ASN1_CONTEXT_SPECIFIC | SAN_TAG_IP) &&
-		    s->buf.len == iplen && memcmp(s->buf.p, ip, iplen) == 0)
+		if (s->buf.tag == (MBEDTLS_ASN1_CONTEXT_SPECIFIC |
+		    SAN_TAG_IP) && s->buf.len == iplen &&
+		    memcmp(s->buf.p, ip, iplen) == 0)
 			return (1);
 	}
 	return (0);
@@ -629,7 +630,8 @@ io_result(struct conn *c, struct tls_conn *t, int rv)
 	case MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY:
 		return (IO_EOF);
 	case MBEDTLS_ERR_SSL_CONN_EOF:
-		c->why = "truncated: the peer closed without a TLS close_notify";
+		c->why = "truncated: the peer closed without a TLS "
+		    "close_notify";
 		return (IO_ERROR);
 	case MBEDTLS_ERR_NET_SEND_FAILED:
 	case MBEDTLS_ERR_NET_RECV_FAILED:
@@ -747,7 +749,8 @@ tls_pending(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;
 
-	return (t != NULL && (t->read_ended || mbedtls_ssl_check_pending(&t->ssl)));
+	return (t != NULL && (t->read_ended ||
+	    mbedtls_ssl_check_pending(&t->ssl)));
 }
 
 /* Send close_notify, then FIN; the peer may go on sending. */

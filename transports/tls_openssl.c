@@ -61,7 +61,7 @@
 struct tls_conn {
 	SSL		*ssl;
 	size_t		 retry_len;	/* a write that wanted I/O: retry >= */
-	int		 read_ended;	/* read_result waits for the next read */
+	int		 read_ended;	/* read_result waits for a read */
 	int		 read_result;	/* an end or error seen after bytes */
 };
 

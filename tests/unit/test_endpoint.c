@@ -148,7 +148,8 @@ test_tls(void)
 	    "no verify=optional when connecting");
 	ok(refused("tls:h:1,cert=a,key=b,ca=c,sni=x", "connect endpoints"),
 	    "no sni= when listening");
-	ok(refused("tls:h:0,connect", "other than 0"), "tls: connect to port 0");
+	ok(refused("tls:h:0,connect", "other than 0"),
+	    "tls: connect to port 0");
 	ok(refused("tcp:127.0.0.1:1,cert=a", "does not apply"),
 	    "tls option on tcp");
 }

@@ -74,7 +74,8 @@ test_parse(void)
 	    rules[5].fingerprint[0] == 0xab && rules[5].fingerprint[31] == 0x89,
 	    "fingerprint with colons");
 	ok(!rule(ALLOW_FP, "ab:cd:") && !rule(ALLOW_FP,
-	    "abcdef0123456789abcdef0123456789abcdef0123456789abcdef012345678900"),
+	    "abcdef0123456789abcdef0123456789"
+	    "abcdef0123456789abcdef012345678900"),
 	    "fingerprints of the wrong length refused");
 }
 
