@@ -3,7 +3,8 @@
 # The two set-up commands of README.md, for a fresh Debian or Ubuntu machine:
 #
 #	./dev.sh run	build dsroute and start it on sensible defaults
-#	./dev.sh test	build it with every check on and run the whole test suite
+#	./dev.sh test	build it with every check on and run the whole test suite,
+#			then build it with mbed TLS and run the TLS tests again
 #
 # Each installs the Debian packages it needs that are missing (with sudo
 # when not root) and builds out of tree, under build/.
@@ -14,8 +15,8 @@ top=$(pwd)
 
 build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev
     libinih-dev"
-test_packages="$build_packages mandoc socat procps psmisc util-linux valgrind
-    iproute2"
+test_packages="$build_packages libmbedtls-dev openssl mandoc socat procps psmisc
+    util-linux valgrind iproute2"
 
 # Install whichever of the named packages are missing.
 install_missing() {
@@ -85,9 +86,10 @@ build() {
 	make -s -C "$dir" -j"$(nproc)"
 }
 
-# Print "N passed, N failed[, N skipped]" from the automake results.
+# Print "N passed, N failed[, N skipped]" from the automake results
+# under the directories given.
 summarize() {
-	find "$1" -name '*.trs' -exec cat {} + | awk '
+	find "$@" -name '*.trs' -exec cat {} + | awk '
 	    /^:test-result: (PASS|XFAIL)/ { pass++ }
 	    /^:test-result: (FAIL|ERROR|XPASS)/ { fail++ }
 	    /^:test-result: SKIP/ { skip++ }
@@ -111,12 +113,23 @@ run)
 test)
 	install_missing $test_packages
 	build test --enable-werror --enable-sanitizers
+	build mbedtls --with-tls=mbedtls --enable-werror --enable-sanitizers
 	status=0
+	# Count only this run's results.
+	find build -name '*.trs' -exec rm -f {} +
 	make -s -C build/test -j"$(nproc)" check >build/test/check.out 2>&1 ||
 	    status=1
 	grep -E '^(FAIL|ERROR|XPASS|SKIP):' build/test/check.out || true
 	if [ $status -ne 0 ]; then
 		echo "dev.sh: failures; logs under build/test/tests"
+	fi
+	# The TLS tests again, against the mbed TLS backend.
+	make -s -C build/mbedtls -j"$(nproc)" check-tls \
+	    >build/mbedtls/check.out 2>&1 || status=1
+	grep -E '^(FAIL|ERROR|XPASS|SKIP):' build/mbedtls/check.out |
+	    sed 's/^/mbedtls /' || true
+	if grep -qE '^(FAIL|ERROR|XPASS):' build/mbedtls/check.out; then
+		echo "dev.sh: mbed TLS failures; logs under build/mbedtls/tests"
 	fi
 	if ! valgrind_pass; then
 		status=1

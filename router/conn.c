@@ -127,7 +127,7 @@ conn_close(struct conn *c)
 	c->fd = -1;
 	c->connecting = c->handshaking = 0;
 	c->reading = c->writing = 0;
-	c->eof = c->shut = c->throttled = 0;
+	c->eof = c->shut = c->shut_pending = c->throttled = 0;
 	c->rwant_write = c->wwant_read = 0;
 }
 
@@ -191,7 +191,8 @@ conn_update(struct conn *c)
 		want_read = (c->reading && !c->eof && !c->throttled &&
 		    !c->rwant_write) || c->wwant_read;
 		want_write = (c->writing && !c->wwant_read &&
-		    evbuffer_get_length(c->out) > 0) || c->rwant_write;
+		    evbuffer_get_length(c->out) > 0) || c->rwant_write ||
+		    c->shut_pending;
 	}
 	set_event(&c->rev, &c->rev_added, want_read);
 	set_event(&c->wev, &c->wev_added, want_write);

@@ -99,8 +99,20 @@ struct greeting {
 
 enum endpoint_type {
 	ENDPOINT_UDS,
-	ENDPOINT_TCP
+	ENDPOINT_TCP,
+	ENDPOINT_TLS
 };
+
+/* How a TLS endpoint checks its peer's certificate. */
+enum tls_verify {
+	VERIFY_DEFAULT,		/* required */
+	VERIFY_REQUIRED,
+	VERIFY_OPTIONAL,	/* listeners: a certificate, if sent, must verify */
+	VERIFY_NONE
+};
+
+struct allow_rule;
+struct verdict;
 
 enum endpoint_role {
 	ROLE_AUTO,
@@ -124,12 +136,22 @@ struct endpoint {
 	ino_t			 sock_ino;
 	int			 sock_created;
 
-	/* tcp */
+	/* tcp and tls */
 	char			*host;		/* NULL: loopback */
 	char			 port[8];
 	int			 wildcard;	/* "*": every interface */
 	struct sockaddr_storage	 addr;		/* resolved at start-up */
 	socklen_t		 addrlen;
+
+	/* tls */
+	char			*cert;		/* file names */
+	char			*key;
+	char			*ca;
+	char			*sni;		/* name to send and verify */
+	enum tls_verify		 verify;
+	struct allow_rule	*allow;		/* identity allow-list */
+	int			 nallow;
+	void			*tls_ctx;	/* the backend's, built at start */
 
 	char			 name[160];	/* printable, with the bound port */
 
@@ -159,6 +181,20 @@ struct identity {
 	}		 san[IDENTITY_MAX_SANS];
 	int		 nsan;
 	uint8_t		 fingerprint[32];	/* SHA-256 of the DER leaf */
+};
+
+/* One entry of a TLS listener's allow-list (identity.c). */
+enum allow_kind {
+	ALLOW_CN,
+	ALLOW_SAN,
+	ALLOW_FP
+};
+
+struct allow_rule {
+	enum allow_kind	 kind;
+	enum san_type	 san_type;		/* ALLOW_SAN */
+	char		 value[256];		/* CN or SAN, as written */
+	uint8_t		 fingerprint[32];	/* ALLOW_FP */
 };
 
 /* Connections (conn.c). */
@@ -197,6 +233,7 @@ struct conn {
 	unsigned		 eof:1;		/* the peer ended its sending side */
 	unsigned		 throttled:1;	/* the peer's output is full */
 	unsigned		 shut:1;	/* we ended our sending side */
+	unsigned		 shut_pending:1; /* ...but it waits to be sent */
 	unsigned		 rwant_write:1;	/* a read waits for writability */
 	unsigned		 wwant_read:1;	/* a write waits for readability */
 };
@@ -298,6 +335,7 @@ TAILQ_HEAD(route_list, route);
 /* Process-wide settings (main.c). */
 struct settings {
 	int		 handshake_timeout_ms;
+	int		 tls_handshake_timeout_ms;
 	int		 connect_timeout_ms;
 	int		 backend_wait_ms;
 	int		 close_timeout_ms;
@@ -458,6 +496,14 @@ struct forward {
 	int			 stopping;
 	int			 failed;	/* iproxy ended: exit 1 */
 };
+
+/* identity.c */
+int		 identity_rule_parse(enum allow_kind, const char *,
+		    struct allow_rule *, char *, size_t);
+int		 identity_match(const struct identity *,
+		    const struct allow_rule *, int);
+void		 identity_describe(const struct identity *, char *, size_t);
+int		 identity_judge(const struct conn *, struct verdict *);
 
 /* main.c */
 extern const struct frontend *frontend;

@@ -19,6 +19,9 @@
  *
  *	uds:PATH[,listen|,connect][,mode=0660][,owner=U][,group=G]
  *	tcp:HOST:PORT[,listen|,connect]	HOST may be [v6], "*" or empty
+ *	tls:HOST:PORT[,listen|,connect][,cert=F][,key=F][,ca=F]
+ *	    [,verify=required|optional|none][,sni=NAME]
+ *	    [,allow-cn=CN][,allow-san=dns:|uri:|ip:VALUE][,allow-fp=SHA256]
  *
  * and on either, the access control options of acl.c: policy=ROLE,
  * allow=CMD, deny=CMD, ROLE=PRINCIPAL, dump-dir=DIR, max-buffer-mb=N.
@@ -43,7 +46,8 @@
 #include "dsroute.h"
 
 #define TYPE_BIT(t)	(1U << (t))
-#define ANY_TYPE	(TYPE_BIT(ENDPOINT_UDS) | TYPE_BIT(ENDPOINT_TCP))
+#define TLS		TYPE_BIT(ENDPOINT_TLS)
+#define ANY_TYPE	(TYPE_BIT(ENDPOINT_UDS) | TYPE_BIT(ENDPOINT_TCP) | TLS)
 
 struct endpoint_option {
 	const char	*name;
@@ -68,6 +72,14 @@ static int	 set_full(struct endpoint *, const char *, char *, size_t);
 static int	 set_dump_dir(struct endpoint *, const char *, char *, size_t);
 static int	 set_max_buffer(struct endpoint *, const char *, char *,
 		    size_t);
+static int	 set_cert(struct endpoint *, const char *, char *, size_t);
+static int	 set_key(struct endpoint *, const char *, char *, size_t);
+static int	 set_ca(struct endpoint *, const char *, char *, size_t);
+static int	 set_sni(struct endpoint *, const char *, char *, size_t);
+static int	 set_verify(struct endpoint *, const char *, char *, size_t);
+static int	 set_allow_cn(struct endpoint *, const char *, char *, size_t);
+static int	 set_allow_san(struct endpoint *, const char *, char *, size_t);
+static int	 set_allow_fp(struct endpoint *, const char *, char *, size_t);
 
 static const struct endpoint_option options[] = {
 	{ "listen", ANY_TYPE, 0, set_listen },
@@ -75,6 +87,14 @@ static const struct endpoint_option options[] = {
 	{ "mode", TYPE_BIT(ENDPOINT_UDS), 1, set_mode },
 	{ "owner", TYPE_BIT(ENDPOINT_UDS), 1, set_owner },
 	{ "group", TYPE_BIT(ENDPOINT_UDS), 1, set_group },
+	{ "cert", TLS, 1, set_cert },
+	{ "key", TLS, 1, set_key },
+	{ "ca", TLS, 1, set_ca },
+	{ "sni", TLS, 1, set_sni },
+	{ "verify", TLS, 1, set_verify },
+	{ "allow-cn", TLS, 1, set_allow_cn },
+	{ "allow-san", TLS, 1, set_allow_san },
+	{ "allow-fp", TLS, 1, set_allow_fp },
 };
 
 /* Access control (acl.c): the only options a reload changes in place. */
@@ -98,12 +118,21 @@ static const struct {
 	{ "uds:", ENDPOINT_UDS },
 	{ "unix:", ENDPOINT_UDS },
 	{ "tcp:", ENDPOINT_TCP },
+	{ "tls:", ENDPOINT_TLS },
 };
 
 static const char *
 type_name(enum endpoint_type type)
 {
-	return (type == ENDPOINT_UDS ? "uds" : "tcp");
+	switch (type) {
+	case ENDPOINT_UDS:
+		return ("uds");
+	case ENDPOINT_TCP:
+		return ("tcp");
+	case ENDPOINT_TLS:
+		return ("tls");
+	}
+	return ("?");
 }
 
 static int
@@ -234,6 +263,144 @@ set_max_buffer(struct endpoint *ep, const char *v, char *err, size_t len)
 	return (acl_set_max_buffer(&ep->policy, v, err, len));
 }
 
+/* Keep a copy of a string option, replacing an earlier one. */
+static int
+set_string(char **dst, const char *v, char *err, size_t len)
+{
+	if (*v == '\0') {
+		snprintf(err, len, "an option value is empty");
+		return (-1);
+	}
+	free(*dst);
+	if ((*dst = strdup(v)) == NULL) {
+		snprintf(err, len, "out of memory");
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+set_cert(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (set_string(&ep->cert, v, err, len));
+}
+
+static int
+set_key(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (set_string(&ep->key, v, err, len));
+}
+
+static int
+set_ca(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (set_string(&ep->ca, v, err, len));
+}
+
+static int
+set_sni(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (set_string(&ep->sni, v, err, len));
+}
+
+static int
+set_verify(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	if (strcmp(v, "required") == 0)
+		ep->verify = VERIFY_REQUIRED;
+	else if (strcmp(v, "optional") == 0)
+		ep->verify = VERIFY_OPTIONAL;
+	else if (strcmp(v, "none") == 0)
+		ep->verify = VERIFY_NONE;
+	else {
+		snprintf(err, len, "verify=%s: give required, optional or "
+		    "none", v);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Append one allow-list rule. */
+static int
+add_allow(struct endpoint *ep, enum allow_kind kind, const char *v,
+    char *err, size_t len)
+{
+	struct allow_rule	*rules;
+
+	rules = reallocarray(ep->allow, ep->nallow + 1, sizeof(*rules));
+	if (rules == NULL) {
+		snprintf(err, len, "out of memory");
+		return (-1);
+	}
+	ep->allow = rules;
+	if (identity_rule_parse(kind, v, &rules[ep->nallow], err, len) == -1)
+		return (-1);
+	ep->nallow++;
+	return (0);
+}
+
+static int
+set_allow_cn(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (add_allow(ep, ALLOW_CN, v, err, len));
+}
+
+static int
+set_allow_san(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (add_allow(ep, ALLOW_SAN, v, err, len));
+}
+
+static int
+set_allow_fp(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (add_allow(ep, ALLOW_FP, v, err, len));
+}
+
+/* Check the TLS options that only make sense together. */
+static int
+check_tls(struct endpoint *ep, char *err, size_t len)
+{
+	if ((ep->cert == NULL) != (ep->key == NULL)) {
+		snprintf(err, len, "give cert= and key= together");
+		return (-1);
+	}
+	if (ep->role == ROLE_CONNECT) {
+		if (ep->verify == VERIFY_OPTIONAL) {
+			snprintf(err, len, "verify=optional is for listeners; "
+			    "a connect endpoint verifies the server or, with "
+			    "verify=none, does not");
+			return (-1);
+		}
+		if (ep->nallow > 0) {
+			snprintf(err, len, "allow-cn=, allow-san= and "
+			    "allow-fp= are for listeners");
+			return (-1);
+		}
+		return (0);
+	}
+	if (ep->sni != NULL) {
+		snprintf(err, len, "sni= is for connect endpoints");
+		return (-1);
+	}
+	if (ep->cert == NULL) {
+		snprintf(err, len, "a TLS listener needs cert= and key=");
+		return (-1);
+	}
+	if (ep->verify == VERIFY_NONE && ep->nallow > 0) {
+		snprintf(err, len, "an allow-list needs client certificates; "
+		    "it cannot go with verify=none");
+		return (-1);
+	}
+	if (ep->ca == NULL && ep->verify != VERIFY_NONE) {
+		snprintf(err, len, "a TLS listener verifies client "
+		    "certificates against ca=FILE; give ca=, or verify=none "
+		    "to accept any client");
+		return (-1);
+	}
+	return (0);
+}
+
 /* Parse the path of a uds endpoint. */
 static int
 parse_uds(struct endpoint *ep, const char *addr, char *err, size_t len)
@@ -254,7 +421,7 @@ parse_uds(struct endpoint *ep, const char *addr, char *err, size_t len)
 	return (0);
 }
 
-/* Parse HOST:PORT, [V6]:PORT, *:PORT, :PORT or PORT of a tcp endpoint. */
+/* Parse HOST:PORT, [V6]:PORT, *:PORT, :PORT or PORT (tcp and tls). */
 static int
 parse_tcp(struct endpoint *ep, const char *addr, char *err, size_t len)
 {
@@ -401,15 +568,12 @@ endpoint_parse(const char *spec, struct endpoint *ep, char *err, size_t len)
 		}
 	}
 	if (!found) {
-		if (strncmp(spec, "tls:", 4) == 0)
-			snprintf(err, len, "tls: endpoints are not available "
-			    "in this build");
-		else if (strncmp(spec, "pipe:", 5) == 0 ||
+		if (strncmp(spec, "pipe:", 5) == 0 ||
 		    strncmp(spec, "namedpipe:", 10) == 0)
 			snprintf(err, len, "named pipes exist only on Windows");
 		else
-			snprintf(err, len, "an endpoint starts with uds: or "
-			    "tcp:, e.g. uds:/tmp/app.sock or "
+			snprintf(err, len, "an endpoint starts with uds:, tcp: "
+			    "or tls:, e.g. uds:/tmp/app.sock or "
 			    "tcp:127.0.0.1:9000");
 		goto out;
 	}
@@ -430,7 +594,8 @@ endpoint_parse(const char *spec, struct endpoint *ep, char *err, size_t len)
 		if (parse_uds(ep, opt, err, len) == -1)
 			goto out;
 	} else {
-		ep->transport = &transport_tcp;
+		ep->transport = ep->type == ENDPOINT_TLS ? &transport_tls :
+		    &transport_tcp;
 		if (parse_tcp(ep, opt, err, len) == -1)
 			goto out;
 	}
@@ -440,12 +605,14 @@ endpoint_parse(const char *spec, struct endpoint *ep, char *err, size_t len)
 		if (parse_option(ep, opt, err, len) == -1)
 			goto out;
 	}
-	if (ep->type == ENDPOINT_TCP && ep->role == ROLE_CONNECT &&
+	if (ep->type != ENDPOINT_UDS && ep->role == ROLE_CONNECT &&
 	    (strcmp(ep->port, "0") == 0 || ep->wildcard)) {
 		snprintf(err, len, "a connect endpoint needs a host and a "
 		    "port other than 0");
 		goto out;
 	}
+	if (ep->type == ENDPOINT_TLS && check_tls(ep, err, len) == -1)
+		goto out;
 	endpoint_set_name(ep);
 	rv = 0;
 out:
@@ -464,6 +631,11 @@ endpoint_clear(struct endpoint *ep)
 	free(ep->group);
 	free(ep->transport_spec);
 	acl_policy_free(ep->policy);
+	free(ep->cert);
+	free(ep->key);
+	free(ep->ca);
+	free(ep->sni);
+	free(ep->allow);
 	memset(ep, 0, sizeof(*ep));
 }
 
@@ -475,7 +647,7 @@ endpoint_resolve(struct endpoint *ep, char *err, size_t len)
 	const char	*host;
 	int		 rv;
 
-	if (ep->type != ENDPOINT_TCP)
+	if (ep->type == ENDPOINT_UDS)
 		return (0);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = SOCK_STREAM;
@@ -525,15 +697,18 @@ endpoint_set_name(struct endpoint *ep)
 {
 	char	 addr[INET6_ADDRSTRLEN + 16];
 
+	const char	*type = type_name(ep->type);
+
 	if (ep->type == ENDPOINT_UDS)
 		snprintf(ep->name, sizeof(ep->name), "uds:%s", ep->path);
 	else if (ep->addrlen != 0) {
 		sockaddr_name((struct sockaddr *)&ep->addr, ep->addrlen, addr,
 		    sizeof(addr));
-		snprintf(ep->name, sizeof(ep->name), "tcp:%s", addr);
+		snprintf(ep->name, sizeof(ep->name), "%s:%s", type, addr);
 	} else if (ep->wildcard)
-		snprintf(ep->name, sizeof(ep->name), "tcp:*:%s", ep->port);
+		snprintf(ep->name, sizeof(ep->name), "%s:*:%s", type,
+		    ep->port);
 	else
-		snprintf(ep->name, sizeof(ep->name), "tcp:%s:%s",
+		snprintf(ep->name, sizeof(ep->name), "%s:%s:%s", type,
 		    ep->host != NULL ? ep->host : "127.0.0.1", ep->port);
 }

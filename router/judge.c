@@ -151,7 +151,16 @@ judge_command(struct session *s, const uint8_t *msg, size_t len,
 	    (struct sockaddr *)&peer.addr, &salen) == -1)
 		memset(&peer.addr, 0, sizeof(peer.addr));
 
-	acl_decide(ep->policy, &peer, msg, len, &d);
+	/* A TLS listener's allow-list comes first: off it, nothing goes. */
+	if (identity_judge(tool, v)) {
+		memset(&d, 0, sizeof(d));
+		d.hresult = v->hresult;
+		d.role = ACL_NONE;
+		d.role_from = "allow-list";
+		d.rule = v->rule;
+		d.reason = v->reason;
+	} else
+		acl_decide(ep->policy, &peer, msg, len, &d);
 	audit(s, tool, &peer, &d);
 	v->allow = d.allow;
 	v->hresult = d.hresult;

@@ -38,6 +38,7 @@
 
 struct settings settings = {
 	.handshake_timeout_ms = 5000,
+	.tls_handshake_timeout_ms = 10000,
 	.connect_timeout_ms = 10000,
 	.backend_wait_ms = 30000,
 	.close_timeout_ms = 60000,
@@ -71,7 +72,8 @@ enum {
 	OPT_SHUTDOWN_TIMEOUT,
 	OPT_BUFFER_SIZE,
 	OPT_RUNTIME,
-	OPT_UNSAFE_LISTEN
+	OPT_UNSAFE_LISTEN,
+	OPT_TLS_HANDSHAKE_TIMEOUT
 };
 
 static const struct option long_options[] = {
@@ -88,6 +90,8 @@ static const struct option long_options[] = {
 	{ "unsafe-listen", no_argument, NULL, OPT_UNSAFE_LISTEN },
 	{ "config", required_argument, NULL, 'f' },
 	{ "check", no_argument, NULL, 'n' },
+	{ "tls-handshake-timeout", required_argument, NULL,
+	    OPT_TLS_HANDSHAKE_TIMEOUT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -109,6 +113,12 @@ usage(int status)
 	    "PORT 0 = any\n"
 	    "  access control on either: ,policy=ROLE ,allow=CMD ,deny=CMD "
 	    ",ROLE=PEER\n"
+	    "  tls:HOST:PORT,listen,cert=F,key=F,ca=F[,verify=required|"
+	    "optional|none]\n"
+	    "      [,allow-cn=CN][,allow-san=dns:|uri:|ip:NAME]"
+	    "[,allow-fp=SHA256]\n"
+	    "  tls:HOST:PORT,connect[,ca=F][,cert=F,key=F][,sni=NAME]"
+	    "[,verify=required|none]\n"
 	    "\n"
 	    "options:\n"
 	    "  -f, --config FILE           run the routes of FILE "
@@ -118,6 +128,7 @@ usage(int status)
 	    "  -v, --verbose LEVEL         none, critical, error, warning, "
 	    "info, debug, trace\n"
 	    "      --handshake-timeout T   first message deadline (5s)\n"
+	    "      --tls-handshake-timeout T  TLS handshake deadline (10s)\n"
 	    "      --connect-timeout T     dialling deadline (10s)\n"
 	    "      --backend-wait T        wait for a parked runtime (30s)\n"
 	    "      --close-timeout T       tool's grace after the runtime "
@@ -168,6 +179,9 @@ option_apply(struct settings *st, int ch, const char *arg, char *err,
 		return (0);
 	case OPT_HANDSHAKE_TIMEOUT:
 		return (option_ms(arg, 0, &st->handshake_timeout_ms, err, len));
+	case OPT_TLS_HANDSHAKE_TIMEOUT:
+		return (option_ms(arg, 0, &st->tls_handshake_timeout_ms, err,
+		    len));
 	case OPT_CONNECT_TIMEOUT:
 		return (option_ms(arg, 0, &st->connect_timeout_ms, err, len));
 	case OPT_BACKEND_WAIT:
@@ -347,22 +361,14 @@ dsroute_shutdown(void)
 	drain();
 }
 
-/*
- * SIGHUP: reload what can change without a restart.  Each part loads its
- * new state whole and keeps the old one when that fails; sessions in
- * flight keep what they started with.
- */
+/* Reload the configuration file: all of it, or nothing. */
 static void
-reload(void)
+reload_config(void)
 {
 	struct config	 cfg;
 	struct settings	 st;
 	int		 waiting;
 
-	if (config_path == NULL) {
-		log_info("nothing to reload: no configuration file (-f)");
-		return;
-	}
 	if (load_config(&cfg, &st) == -1) {
 		config_report(&cfg, 1);
 		log_error("reload: %s has %zu error%s; the running "
@@ -385,6 +391,22 @@ reload(void)
 	config_free(&cfg);
 	log_info("reloaded %s%s", config_path, waiting == 0 ? "" :
 	    "; the changes logged above wait for a restart");
+}
+
+/*
+ * SIGHUP: reload what can change without a restart, the configuration
+ * file and the TLS credentials.  Each part loads its new state whole and
+ * keeps the old one when that fails; sessions in flight keep what they
+ * started with.
+ */
+static void
+reload(void)
+{
+	if (config_path != NULL)
+		reload_config();
+	if (tls_reload() == 0 && config_path == NULL)
+		log_info("nothing to reload: no configuration file (-f) and "
+		    "no TLS endpoint");
 }
 
 /* Route libevent's own messages into our log. */

@@ -109,9 +109,18 @@ deliver(struct conn *p, const uint8_t *buf, size_t n)
 }
 
 /*
- * End our sending direction on c once its source has ended and everything
- * queued for c is out.  A failure shows up on the next read or write.
+ * End our sending direction on c.  A TLS close_notify that the socket
+ * cannot take yet is sent when it becomes writable; any other failure
+ * shows up on the next read or write.
  */
+static void
+end_sending(struct conn *c)
+{
+	c->shut = 1;
+	c->shut_pending = c->transport->shutdown(c) == IO_WANT_WRITE;
+}
+
+/* End our sending direction on c once its source ended and c's queue is out. */
 static void
 maybe_shutdown(struct conn *c)
 {
@@ -119,8 +128,7 @@ maybe_shutdown(struct conn *c)
 	    c->session->state != S_PUMP || !peer_of(c)->eof ||
 	    evbuffer_get_length(c->out) != 0)
 		return;
-	c->shut = 1;
-	(void)c->transport->shutdown(c);
+	end_sending(c);
 }
 
 /* Close the session when both directions have finished. */
@@ -131,8 +139,8 @@ check_done(struct session *s)
 
 	if (s->state != S_PUMP)
 		return (0);
-	if (a->eof && b->eof && a->shut && b->shut &&
-	    evbuffer_get_length(a->out) == 0 &&
+	if (a->eof && b->eof && a->shut && b->shut && !a->shut_pending &&
+	    !b->shut_pending && evbuffer_get_length(a->out) == 0 &&
 	    evbuffer_get_length(b->out) == 0) {
 		session_close(s, s->runtime_ended_first ? "runtime closed" :
 		    "tool closed");
@@ -213,6 +221,14 @@ pump_read(struct conn *c)
 	if (evbuffer_get_length(p->out) >= settings.high_water)
 		c->throttled = 1;
 	conn_update(c);
+	/*
+	 * A transport that stopped at the end of the scratch buffer may hold
+	 * input the socket will not signal again: read again from the loop.
+	 * The read event is added here (reading, not throttled).
+	 */
+	if (!c->throttled && c->transport->pending != NULL &&
+	    c->transport->pending(c))
+		event_active(&c->rev, EV_READ, 0);
 	return (session_input(c));
 }
 
@@ -232,6 +248,8 @@ pump_write(struct conn *c)
 		conn_update(c);
 		return (0);
 	}
+	if (c->shut_pending)
+		c->shut_pending = c->transport->shutdown(c) == IO_WANT_WRITE;
 	if (evbuffer_get_length(c->out) > 0) {
 		n = c->transport->write_buffer(c, c->out);
 		if (n == IO_ERROR)
@@ -247,10 +265,9 @@ pump_write(struct conn *c)
 		resume = conn_is_open(src) && src->reading && !src->eof;
 	}
 	if (evbuffer_get_length(c->out) == 0) {
-		if (s->state == S_DENY && !c->shut) {
-			c->shut = 1;
-			(void)c->transport->shutdown(c);
-		} else
+		if (s->state == S_DENY && !c->shut)
+			end_sending(c);
+		else
 			maybe_shutdown(c);
 	}
 	conn_update(c);

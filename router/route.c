@@ -259,6 +259,19 @@ route_start(struct route *r, char *err, size_t len)
 			return (-1);
 		}
 	}
+	for (side = 0; side < 2; side++) {
+		ep = &r->endpoint[side];
+		if (ep->type != ENDPOINT_TLS)
+			continue;
+		if (tls_prepare(ep, why, sizeof(why)) == -1) {
+			snprintf(err, len, "%s: %s", ep->name, why);
+			return (-1);
+		}
+		if (ep->role == ROLE_LISTEN && ep->verify == VERIFY_NONE &&
+		    !endpoint_is_loopback(ep))
+			log_warning("%s: verify=none: anyone who reaches it "
+			    "can control the runtime", ep->name);
+	}
 	if (r->endpoint[SIDE_LOCAL].role == ROLE_CONNECT)
 		r->mode = r->endpoint[SIDE_REMOTE].role == ROLE_CONNECT ?
 		    MODE_CLIENT_CLIENT : MODE_CLIENT_SERVER;
@@ -286,11 +299,16 @@ static void
 describe_endpoint(struct route *r, int side)
 {
 	struct endpoint	*ep = &r->endpoint[side];
-	char		 extra[48] = "";
+	static const char *const verify_names[] = { "required", "required",
+	    "optional", "none" };
+	char		 extra[96] = "";
 
 	if (ep->type == ENDPOINT_UDS && ep->role == ROLE_LISTEN)
 		snprintf(extra, sizeof(extra), ", mode %04o",
 		    (unsigned)ep->mode);
+	else if (ep->type == ENDPOINT_TLS)
+		snprintf(extra, sizeof(extra), ", %s, verify %s",
+		    tls_library(), verify_names[ep->verify]);
 	log_info("%s %s: %s (%s)%s", side_names[side], ep->name,
 	    ep->role == ROLE_LISTEN ? "listening" : "connecting per session",
 	    ep->why, extra);
@@ -330,6 +348,14 @@ describe_use(struct route *r, int side)
 			log_info("  a runtime's port, or a tool listening: "
 			    "dotnet-trace collect --diagnostic-port %s",
 			    ep->path);
+	} else if (ep->type == ENDPOINT_TLS && ep->role == ROLE_LISTEN) {
+		log_info("  tools on another host: dsroute "
+		    "uds:/tmp/dsroute.sock tls:THIS-HOST:%s,connect,ca=CA,"
+		    "cert=CERT,key=KEY, then dotnet-trace collect "
+		    "--diagnostic-port /tmp/dsroute.sock,connect",
+		    strrchr(addr, ':') + 1);
+	} else if (ep->type == ENDPOINT_TLS) {
+		log_info("  another dsroute listening for TLS there");
 	} else if (ep->role == ROLE_LISTEN) {
 		log_info("  tools on another host: dsroute "
 		    "uds:/tmp/dsroute.sock tcp:THIS-HOST:%s,connect, then "
@@ -438,6 +464,8 @@ route_free(struct route *r)
 		route_stop_listening(r);
 		runtime_drop_all(r);
 	}
+	tls_release(&r->endpoint[SIDE_LOCAL]);
+	tls_release(&r->endpoint[SIDE_REMOTE]);
 	endpoint_clear(&r->endpoint[SIDE_LOCAL]);
 	endpoint_clear(&r->endpoint[SIDE_REMOTE]);
 	free(r->name);

@@ -132,7 +132,8 @@ session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
 		session_close(s, conn_error(c));
 		return;
 	}
-	arm_timer(s, settings.handshake_timeout_ms);
+	/* The first message's deadline starts once the handshake is done. */
+	arm_timer(s, settings.tls_handshake_timeout_ms);
 	(void)conn_start(c);
 }
 
@@ -296,6 +297,7 @@ runtime_advertise(struct session *s, struct conn *rt, const struct greeting *g)
 {
 	struct route	*r = s->route;
 	struct conn	*tool;
+	struct verdict	 v;
 
 	runtime_seen(r);
 	s->tool_side = OTHER_SIDE(rt->side);
@@ -303,6 +305,11 @@ runtime_advertise(struct session *s, struct conn *rt, const struct greeting *g)
 	s->advertise = g->advertise;
 	s->have_advertise = 1;
 	evtimer_del(&s->timer);
+	/* A TLS listener's allow-list names runtimes' routers too. */
+	if (identity_judge(rt, &v)) {
+		session_close(s, v.reason);
+		return (-1);
+	}
 
 	if (r->endpoint[s->tool_side].role == ROLE_LISTEN) {
 		/* Tools connect to us and expect no advertise: park it. */
@@ -518,6 +525,7 @@ session_conn_ready(struct conn *c)
 
 	switch (s->state) {
 	case S_CLASSIFY:
+		arm_timer(s, settings.handshake_timeout_ms);
 		c->reading = 1;
 		conn_update(c);
 		return (0);
@@ -569,8 +577,11 @@ session_conn_failed(struct conn *c, const char *what)
 		arm_timer(s, delay);
 		return (0);
 	}
-	snprintf(reason, sizeof(reason), "%s to %s failed: %s", what,
-	    c->endpoint->name, conn_error(c));
+	if (s->state == S_CLASSIFY)	/* an accepted conn's handshake */
+		snprintf(reason, sizeof(reason), "%s", conn_error(c));
+	else
+		snprintf(reason, sizeof(reason), "%s to %s failed: %s", what,
+		    c->endpoint->name, conn_error(c));
 	session_close(s, reason);
 	return (-1);
 }
@@ -617,8 +628,16 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 
 	switch (s->state) {
 	case S_CLASSIFY:
-		snprintf(reason, sizeof(reason), "no complete first message "
-		    "within %.1fs", settings.handshake_timeout_ms / 1000.0);
+		c = s->conn[SIDE_LOCAL].fd != -1 ? &s->conn[SIDE_LOCAL] :
+		    &s->conn[SIDE_REMOTE];
+		if (c->handshaking)
+			snprintf(reason, sizeof(reason), "%s handshake not "
+			    "complete within %.1fs", c->transport->name,
+			    settings.tls_handshake_timeout_ms / 1000.0);
+		else
+			snprintf(reason, sizeof(reason), "no complete first "
+			    "message within %.1fs",
+			    settings.handshake_timeout_ms / 1000.0);
 		break;
 	case S_PROBE:
 	case S_DIAL:

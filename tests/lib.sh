@@ -186,9 +186,10 @@ start_dsroute() {
 	return 0
 }
 
-# port_of NAME local|remote: the TCP port a router reported listening on.
+# port_of NAME local|remote: the TCP or TLS port a router reported
+# listening on.
 port_of() {
-	sed -n "s/^info: $2 tcp:.*:\([0-9][0-9]*\): listening.*/\1/p" \
+	sed -n "s/^info: $2 t[cl][ps]:[^ ]*:\([0-9][0-9]*\): listening.*/\1/p" \
 	    "$T/$1.err" | head -n 1
 }
 

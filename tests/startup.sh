@@ -41,7 +41,7 @@ snapshot() {
 	stat -c '%i %F %a %s' "$1"
 }
 
-refused "an unknown endpoint type" 'starts with uds: or tcp:' \
+refused "an unknown endpoint type" 'starts with uds:, tcp: or tls:' \
     "$T/x.sock" tcp:127.0.0.1:0
 refused "a bad port" 'not a number from 0 to 65535' \
     "uds:$T/x.sock" tcp:127.0.0.1:99999
@@ -134,7 +134,7 @@ kill "$(pid_of dr)"
 check "SIGTERM: new connections are refused at once" \
     wait_for 5 test ! -e "$T/drain.sock"
 check "SIGTERM: the in-flight trace is drained, not cut" \
-    has_line "$T/dr.err" 'draining 1 session'
+    wait_for 5 has_line "$T/dr.err" 'draining 1 session'
 check "SIGTERM: it ends at the drain deadline" wait_for 5 has_line \
     "$T/dr.err" 'command=CollectTracing2 .* end="router shutting down"'
 stop_dsroute dr

@@ -31,11 +31,6 @@
 
 #include "router/dsroute.h"
 
-static int	 tcp_listen(struct endpoint *, char *, size_t);
-static void	 tcp_unlisten(struct endpoint *);
-static int	 tcp_dial(struct endpoint *, int *);
-static int	 tcp_setup(struct conn *, int);
-
 const struct transport transport_tcp = {
 	.name = "tcp",
 	.listen = tcp_listen,
@@ -56,7 +51,8 @@ tcp_socket(int family)
 	return (socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 }
 
-static int
+/* Listen on the endpoint's address; report the port chosen for port 0. */
+int
 tcp_listen(struct endpoint *ep, char *err, size_t len)
 {
 	struct sockaddr_in	*sin;
@@ -94,12 +90,13 @@ tcp_listen(struct endpoint *ep, char *err, size_t len)
 	return (fd);
 }
 
-static void
+void
 tcp_unlisten(struct endpoint *ep)
 {
 }
 
-static int
+/* Start a non-blocking connect to the endpoint's address. */
+int
 tcp_dial(struct endpoint *ep, int *pending)
 {
 	int	 fd, saved, on = 1;
@@ -122,7 +119,7 @@ tcp_dial(struct endpoint *ep, int *pending)
 }
 
 /* Forward each write at once: the router adds no delay of its own. */
-static int
+int
 tcp_setup(struct conn *c, int accepted)
 {
 	int	 on = 1;

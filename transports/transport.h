@@ -56,19 +56,23 @@ struct transport {
 	 * handshake returns 0 when the stream is ready.  read fills the
 	 * buffer with as much as is available without blocking; write sends
 	 * from memory; write_buffer sends from an evbuffer and drains what
-	 * it sent.  shutdown ends our sending direction.
+	 * it sent.  pending, where a transport buffers (TLS), says whether
+	 * it holds input the socket will not signal again.  shutdown ends
+	 * our sending direction; IO_WANT_WRITE asks to be called again.
 	 */
 	int		 (*setup)(struct conn *, int);
 	int		 (*handshake)(struct conn *);
 	ssize_t		 (*read)(struct conn *, void *, size_t);
 	ssize_t		 (*write)(struct conn *, const void *, size_t);
 	ssize_t		 (*write_buffer)(struct conn *, struct evbuffer *);
+	size_t		 (*pending)(struct conn *);
 	int		 (*shutdown)(struct conn *);
 	void		 (*teardown)(struct conn *);
 };
 
 extern const struct transport transport_uds;
 extern const struct transport transport_tcp;
+extern const struct transport transport_tls;
 
 /* socket.c: the plain stream shared by uds and tcp. */
 ssize_t	 socket_read(struct conn *, void *, size_t);
@@ -81,5 +85,29 @@ int	 socket_nonblock(int);
 
 /* uds.c */
 int	 uds_probe(const char *);
+
+/* tcp.c: the socket level of tcp, which tls shares. */
+int	 tcp_listen(struct endpoint *, char *, size_t);
+void	 tcp_unlisten(struct endpoint *);
+int	 tcp_dial(struct endpoint *, int *);
+int	 tcp_setup(struct conn *, int);
+
+/*
+ * tls.c: the backend-neutral part of tls.  A TLS endpoint's context
+ * (certificate, key, CA, settings) is built once at start-up and again on
+ * reload; a connection keeps the context it started with.
+ */
+int	 tls_prepare(struct endpoint *, char *, size_t);
+void	 tls_release(struct endpoint *);
+int	 tls_reload(void);
+
+/*
+ * tls_openssl.c or tls_mbedtls.c: build a context for an endpoint (NULL
+ * and a one-line reason in err on failure), drop the endpoint's reference
+ * to one, and name the library.
+ */
+void	*tls_context_new(struct endpoint *, char *, size_t);
+void	 tls_context_free(void *);
+const char *tls_library(void);
 
 #endif /* TRANSPORT_H */

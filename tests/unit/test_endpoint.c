@@ -105,12 +105,62 @@ test_tcp(void)
 }
 
 static void
+test_tls(void)
+{
+	ok(parses("tls:127.0.0.1:9000,cert=s.pem,key=s.key,ca=ca.pem") &&
+	    ep.type == ENDPOINT_TLS && ep.transport == &transport_tls &&
+	    ep.role == ROLE_AUTO && ep.verify == VERIFY_DEFAULT &&
+	    strcmp(ep.cert, "s.pem") == 0 && strcmp(ep.key, "s.key") == 0 &&
+	    strcmp(ep.ca, "ca.pem") == 0 &&
+	    strcmp(ep.name, "tls:127.0.0.1:9000") == 0,
+	    "tls: listener with cert, key and ca");
+	ok(refused("tls:127.0.0.1:9000,cert=s.pem,key=s.key", "give ca="),
+	    "a listener needs ca= to verify clients");
+	ok(parses("tls:*:9000,cert=s.pem,key=s.key,verify=none") &&
+	    ep.verify == VERIFY_NONE, "or an explicit verify=none");
+	ok(refused("tls:127.0.0.1:9000,listen,ca=ca.pem", "cert= and key="),
+	    "a listener needs a certificate");
+	ok(refused("tls:127.0.0.1:9000,cert=s.pem,ca=ca.pem", "together"),
+	    "cert= without key=");
+	ok(refused("tls:127.0.0.1:9000,cert=a,key=b,ca=c,verify=maybe",
+	    "required, optional or none"), "unknown verify mode");
+	ok(parses("tls:127.0.0.1:9000,cert=a,key=b,ca=c,verify=optional,"
+	    "allow-cn=tool,allow-san=uri:spiffe://x/y,allow-san=ip:::1,"
+	    "allow-fp=" "00112233445566778899aabbccddeeff"
+	    "00112233445566778899AABBCCDDEEFF") &&
+	    ep.verify == VERIFY_OPTIONAL && ep.nallow == 4 &&
+	    ep.allow[0].kind == ALLOW_CN && ep.allow[1].kind == ALLOW_SAN &&
+	    ep.allow[1].san_type == SAN_URI &&
+	    strcmp(ep.allow[2].value, "::1") == 0 &&
+	    ep.allow[3].fingerprint[31] == 0xff, "allow-lists, repeatable");
+	ok(refused("tls:127.0.0.1:9000,cert=a,key=b,verify=none,allow-cn=x",
+	    "verify=none"), "an allow-list needs client certificates");
+	ok(refused("tls:127.0.0.1:9000,cert=a,key=b,ca=c,allow-san=x",
+	    "dns:NAME"), "allow-san= without a type");
+	ok(refused("tls:127.0.0.1:9000,cert=a,key=b,ca=c,allow-fp=abcd",
+	    "64 hex digits"), "short fingerprint");
+	ok(parses("tls:example.test:443,connect,sni=other.test") &&
+	    ep.role == ROLE_CONNECT && strcmp(ep.sni, "other.test") == 0 &&
+	    ep.cert == NULL && ep.ca == NULL, "tls: connect with sni");
+	ok(refused("tls:h:1,connect,allow-cn=x", "for listeners"),
+	    "no allow-list when connecting");
+	ok(refused("tls:h:1,connect,verify=optional", "for listeners"),
+	    "no verify=optional when connecting");
+	ok(refused("tls:h:1,cert=a,key=b,ca=c,sni=x", "connect endpoints"),
+	    "no sni= when listening");
+	ok(refused("tls:h:0,connect", "other than 0"),
+	    "tls: connect to port 0");
+	ok(refused("tcp:127.0.0.1:1,cert=a", "does not apply"),
+	    "tls option on tcp");
+}
+
+static void
 test_types(void)
 {
-	ok(refused("tls:127.0.0.1:1", "not available"), "tls: not built");
 	ok(refused("pipe:dotnet", "Windows"), "pipe: Windows only");
 	ok(refused("namedpipe:dotnet", "Windows"), "namedpipe: Windows only");
-	ok(refused("/tmp/a.sock", "starts with uds: or tcp:"), "no type");
+	ok(refused("/tmp/a.sock", "starts with uds:, tcp: or tls:"),
+	    "no type");
 }
 
 static void
@@ -149,6 +199,7 @@ main(void)
 {
 	test_uds();
 	test_tcp();
+	test_tls();
 	test_types();
 	test_resolve();
 	endpoint_clear(&ep);

@@ -1,0 +1,273 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * TLS peer identities and the allow-lists of TLS listeners.
+ *
+ * A rule names one field of a verified certificate: the subject CN, one
+ * subject alternative name of a given type, or the SHA-256 fingerprint of
+ * the whole certificate.  Matching is exact and byte-wise, and a SAN rule
+ * only ever matches a SAN of its own type: a DNS rule never matches a URI,
+ * an e-mail address or the CN (the confusions of Envoy CVE-2022-21656).
+ * The backends leave out of struct identity any name with an embedded NUL.
+ * Parsing and matching are pure functions, so that they can be fuzzed.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "dsroute.h"
+
+static const struct {
+	const char	*prefix;
+	enum san_type	 type;
+} san_prefixes[] = {
+	{ "dns:", SAN_DNS },
+	{ "uri:", SAN_URI },
+	{ "ip:", SAN_IP },
+	{ "email:", SAN_EMAIL },
+};
+
+static int
+hex_value(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return (ch - '0');
+	if (ch >= 'a' && ch <= 'f')
+		return (ch - 'a' + 10);
+	if (ch >= 'A' && ch <= 'F')
+		return (ch - 'A' + 10);
+	return (-1);
+}
+
+/* Parse 64 hex digits, optionally in colon-separated pairs. */
+static int
+parse_fingerprint(const char *s, uint8_t fp[32])
+{
+	size_t	 n = 0;
+	int	 hi, lo;
+
+	while (*s != '\0') {
+		if (n == 32)
+			return (-1);
+		hi = hex_value(s[0]);
+		if (hi == -1 || (lo = hex_value(s[1])) == -1)
+			return (-1);
+		fp[n++] = (uint8_t)(hi << 4 | lo);
+		s += 2;
+		if (*s == ':' && s[1] != '\0')
+			s++;
+	}
+	return (n == 32 ? 0 : -1);
+}
+
+/* Write an IP address the way the backends print one: inet_ntop's form. */
+static int
+normalize_ip(const char *s, char *out, size_t len)
+{
+	struct in6_addr	 a6;
+	struct in_addr	 a4;
+
+	if (inet_pton(AF_INET, s, &a4) == 1)
+		return (inet_ntop(AF_INET, &a4, out, len) == NULL ? -1 : 0);
+	if (inet_pton(AF_INET6, s, &a6) == 1)
+		return (inet_ntop(AF_INET6, &a6, out, len) == NULL ? -1 : 0);
+	return (-1);
+}
+
+/*
+ * Parse the value of an allow-cn=, allow-san= or allow-fp= option into a
+ * rule.  On error, return -1 with a one-line reason in err.
+ */
+int
+identity_rule_parse(enum allow_kind kind, const char *v,
+    struct allow_rule *rule, char *err, size_t len)
+{
+	const char	*value = v;
+	size_t		 i, n;
+
+	memset(rule, 0, sizeof(*rule));
+	rule->kind = kind;
+	switch (kind) {
+	case ALLOW_FP:
+		if (parse_fingerprint(v, rule->fingerprint) == -1) {
+			snprintf(err, len, "allow-fp=%s: give the SHA-256 of "
+			    "the certificate, 64 hex digits with or without "
+			    "colons", v);
+			return (-1);
+		}
+		return (0);
+	case ALLOW_SAN:
+		for (i = 0; i < sizeof(san_prefixes) /
+		    sizeof(san_prefixes[0]); i++) {
+			n = strlen(san_prefixes[i].prefix);
+			if (strncmp(v, san_prefixes[i].prefix, n) == 0) {
+				rule->san_type = san_prefixes[i].type;
+				value = v + n;
+				break;
+			}
+		}
+		if (value == v) {
+			snprintf(err, len, "allow-san=%s: say which kind of "
+			    "name: dns:NAME, uri:URI, ip:ADDRESS or "
+			    "email:ADDRESS", v);
+			return (-1);
+		}
+		if (rule->san_type == SAN_IP) {
+			if (normalize_ip(value, rule->value,
+			    sizeof(rule->value)) == -1) {
+				snprintf(err, len, "allow-san=%s: not an IPv4 "
+				    "or IPv6 address", v);
+				return (-1);
+			}
+			return (0);
+		}
+		break;
+	case ALLOW_CN:
+		break;
+	}
+	if (*value == '\0' || strlen(value) >= sizeof(rule->value)) {
+		snprintf(err, len, "allow-%s=%s: give a name of 1 to %zu "
+		    "bytes", kind == ALLOW_CN ? "cn" : "san", v,
+		    sizeof(rule->value) - 1);
+		return (-1);
+	}
+	memcpy(rule->value, value, strlen(value) + 1);
+	return (0);
+}
+
+/* Say whether one rule names the identity. */
+static int
+rule_matches(const struct identity *id, const struct allow_rule *rule)
+{
+	int	 i;
+
+	switch (rule->kind) {
+	case ALLOW_CN:
+		return (id->cn[0] != '\0' && strcmp(id->cn, rule->value) == 0);
+	case ALLOW_FP:
+		return (memcmp(id->fingerprint, rule->fingerprint,
+		    sizeof(id->fingerprint)) == 0);
+	case ALLOW_SAN:
+		for (i = 0; i < id->nsan && i < IDENTITY_MAX_SANS; i++) {
+			if (id->san[i].type == rule->san_type &&
+			    strcmp(id->san[i].value, rule->value) == 0)
+				return (1);
+		}
+		return (0);
+	}
+	return (0);
+}
+
+/* Return the index of the first of n rules that names id, or -1. */
+int
+identity_match(const struct identity *id, const struct allow_rule *rules,
+    int n)
+{
+	int	 i;
+
+	for (i = 0; i < n; i++) {
+		if (rule_matches(id, &rules[i]))
+			return (i);
+	}
+	return (-1);
+}
+
+/* Copy a name for a log field: no spaces, commas or brackets unescaped. */
+static size_t
+escape_name(char *dst, size_t len, const char *src)
+{
+	static const char	 digits[] = "0123456789abcdef";
+	size_t			 o = 0;
+	unsigned char		 ch;
+
+	for (; *src != '\0'; src++) {
+		ch = (unsigned char)*src;
+		if (ch > 0x20 && ch < 0x7f && strchr("\\,()", ch) == NULL) {
+			if (o + 1 >= len)
+				break;
+			dst[o++] = ch;
+		} else {
+			if (o + 4 >= len)
+				break;
+			dst[o++] = '\\';
+			dst[o++] = 'x';
+			dst[o++] = digits[ch >> 4];
+			dst[o++] = digits[ch & 0xf];
+		}
+	}
+	if (len > 0)
+		dst[o] = '\0';
+	return (o);
+}
+
+/*
+ * Describe a verified peer for the session log: its CN, or its first SAN
+ * when it has no CN, and the first 8 bytes of its fingerprint.
+ */
+void
+identity_describe(const struct identity *id, char *buf, size_t len)
+{
+	static const char *const types[] = { "dns", "uri", "ip", "email" };
+	char			 name[128];
+	const char		*type = "cn";
+	const char		*value = id->cn;
+	int			 i;
+
+	if (id->cn[0] == '\0' && id->nsan > 0) {
+		type = types[id->san[0].type];
+		value = id->san[0].value;
+	}
+	if (value[0] == '\0') {
+		type = "anonymous";
+		name[0] = '\0';
+	} else
+		escape_name(name, sizeof(name), value);
+	snprintf(buf, len, "%s%s%s,sha256:", type, name[0] != '\0' ? ":" : "",
+	    name);
+	for (i = 0; i < 8; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%02x",
+		    id->fingerprint[i]);
+}
+
+/*
+ * Apply the allow-list of the endpoint a conn was accepted on.  Return 1
+ * with a denial in v if the peer is not on it, 0 if it may go on.
+ */
+int
+identity_judge(const struct conn *c, struct verdict *v)
+{
+	const struct endpoint	*ep = c->endpoint;
+
+	if (ep == NULL || ep->nallow == 0)
+		return (0);
+	if (c->identity != NULL &&
+	    identity_match(c->identity, ep->allow, ep->nallow) != -1)
+		return (0);
+	v->allow = 0;
+	v->hresult = HRESULT_ACCESS_DENIED;
+	v->rule = "allow-list";
+	v->reason = c->identity == NULL ? "no client certificate, and the "
+	    "listener has an allow-list" : "identity not on the allow-list";
+	return (1);
+}

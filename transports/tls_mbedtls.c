@@ -1,0 +1,783 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * TLS over TCP with mbed TLS 2.28 (./configure --with-tls=mbedtls).  The
+ * socket level is tcp's; an mbedtls_ssl_context runs over the connected
+ * descriptor through two small I/O callbacks (libevent 2.1 has no mbed
+ * TLS bufferevent, and the conn layer uses none).
+ *
+ * The same policy as the OpenSSL backend, as far as 2.28 goes: TLS 1.2
+ * only (2.28 has no TLS 1.3), ECDHE AEAD suites, no renegotiation, no
+ * tickets or session cache, EKU checked both ways.  2.28 checks only DNS
+ * names against a server's certificate; an IP address dialled is checked
+ * here against the iPAddress SANs.  Contexts are reference counted: the
+ * certificates of a reloaded endpoint live as long as its connections.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
+#include <mbedtls/net_sockets.h>
+#include <mbedtls/oid.h>
+#include <mbedtls/sha256.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/version.h>
+#include <mbedtls/x509_crt.h>
+
+#include <event2/buffer.h>
+
+#include "router/dsroute.h"
+
+#define RECORD_MAX	16384
+#define SYSTEM_CA_DIR	"/etc/ssl/certs"
+
+/* The SAN tags of RFC 5280's GeneralName. */
+#define SAN_TAG_EMAIL	1
+#define SAN_TAG_DNS	2
+#define SAN_TAG_URI	6
+#define SAN_TAG_IP	7
+
+struct tls_context {
+	mbedtls_ssl_config	 conf;
+	mbedtls_x509_crt	 cert;
+	mbedtls_pk_context	 key;
+	mbedtls_x509_crt	 ca;
+	int			 refs;
+};
+
+struct tls_conn {
+	mbedtls_ssl_context	 ssl;
+	struct tls_context	*ctx;
+	int			 fd;
+	int			 sys_error;	/* errno of the last I/O */
+	size_t			 retry_len;	/* a write that wanted I/O */
+	int			 read_ended;	/* read_result waits */
+	int			 read_result;	/* an end seen after bytes */
+};
+
+static int	 tls_setup(struct conn *, int);
+static int	 tls_handshake(struct conn *);
+static ssize_t	 tls_read(struct conn *, void *, size_t);
+static ssize_t	 tls_write(struct conn *, const void *, size_t);
+static ssize_t	 tls_write_buffer(struct conn *, struct evbuffer *);
+static size_t	 tls_pending(struct conn *);
+static int	 tls_shutdown(struct conn *);
+static void	 tls_teardown(struct conn *);
+
+const struct transport transport_tls = {
+	.name = "tls",
+	.listen = tcp_listen,
+	.unlisten = tcp_unlisten,
+	.dial = tcp_dial,
+	.setup = tls_setup,
+	.handshake = tls_handshake,
+	.read = tls_read,
+	.write = tls_write,
+	.write_buffer = tls_write_buffer,
+	.pending = tls_pending,
+	.shutdown = tls_shutdown,
+	.teardown = tls_teardown,
+};
+
+/* Mozilla intermediate for TLS 1.2, without DHE. */
+static const int suites[] = {
+	MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	MBEDTLS_TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	MBEDTLS_TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	MBEDTLS_TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	MBEDTLS_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	MBEDTLS_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+	0
+};
+
+static const mbedtls_ecp_group_id curves[] = {
+	MBEDTLS_ECP_DP_CURVE25519,
+	MBEDTLS_ECP_DP_SECP256R1,
+	MBEDTLS_ECP_DP_SECP384R1,
+	MBEDTLS_ECP_DP_NONE
+};
+
+static mbedtls_entropy_context	 entropy;
+static mbedtls_ctr_drbg_context	 drbg;
+static int			 drbg_ready;
+
+/* Why the last operation failed; conn->why points here. */
+static char	 why[256];
+
+const char *
+tls_library(void)
+{
+	return ("mbed TLS " MBEDTLS_VERSION_STRING);
+}
+
+/* Put "prefix: mbed TLS's text for rv" into err. */
+static void
+mbed_error(char *err, size_t len, const char *prefix, int rv)
+{
+	char	 text[160];
+
+	mbedtls_strerror(rv, text, sizeof(text));
+	snprintf(err, len, "%s: %s", prefix, text);
+}
+
+/* Seed the one random generator all contexts share. */
+static int
+drbg_seed(char *err, size_t len)
+{
+	int	 rv;
+
+	if (drbg_ready)
+		return (0);
+	mbedtls_entropy_init(&entropy);
+	mbedtls_ctr_drbg_init(&drbg);
+	if ((rv = mbedtls_ctr_drbg_seed(&drbg, mbedtls_entropy_func, &entropy,
+	    (const unsigned char *)"dsroute", 7)) != 0) {
+		mbed_error(err, len, "cannot seed the random generator", rv);
+		mbedtls_ctr_drbg_free(&drbg);
+		mbedtls_entropy_free(&entropy);
+		return (-1);
+	}
+	drbg_ready = 1;
+	return (0);
+}
+
+static void
+context_unref(struct tls_context *ctx)
+{
+	if (--ctx->refs > 0)
+		return;
+	mbedtls_ssl_config_free(&ctx->conf);
+	mbedtls_x509_crt_free(&ctx->cert);
+	mbedtls_pk_free(&ctx->key);
+	mbedtls_x509_crt_free(&ctx->ca);
+	free(ctx);
+}
+
+/* Load the certificate, key and CA files of ep into ctx. */
+static int
+context_load(struct tls_context *ctx, struct endpoint *ep, int server,
+    char *err, size_t len)
+{
+	char	 prefix[PATH_MAX + 64];
+	int	 rv;
+
+	if (ep->cert != NULL) {
+		if ((rv = mbedtls_x509_crt_parse_file(&ctx->cert,
+		    ep->cert)) != 0) {
+			snprintf(prefix, sizeof(prefix), "cannot load the "
+			    "certificate %s", ep->cert);
+			mbed_error(err, len, prefix, rv < 0 ? rv :
+			    MBEDTLS_ERR_X509_INVALID_FORMAT);
+			return (-1);
+		}
+		if ((rv = mbedtls_pk_parse_keyfile(&ctx->key, ep->key,
+		    NULL)) != 0) {
+			snprintf(prefix, sizeof(prefix), "cannot load the key "
+			    "%s", ep->key);
+			mbed_error(err, len, prefix, rv);
+			return (-1);
+		}
+		if (mbedtls_pk_check_pair(&ctx->cert.pk, &ctx->key) != 0) {
+			snprintf(err, len, "the key %s does not match the "
+			    "certificate %s", ep->key, ep->cert);
+			return (-1);
+		}
+		if ((rv = mbedtls_ssl_conf_own_cert(&ctx->conf, &ctx->cert,
+		    &ctx->key)) != 0) {
+			mbed_error(err, len, "cannot use the certificate", rv);
+			return (-1);
+		}
+	}
+	if (ep->ca != NULL)
+		rv = mbedtls_x509_crt_parse_file(&ctx->ca, ep->ca);
+	else if (!server && ep->verify != VERIFY_NONE)
+		rv = mbedtls_x509_crt_parse_path(&ctx->ca, SYSTEM_CA_DIR);
+	else
+		return (0);
+	if (rv < 0 || ctx->ca.raw.p == NULL) {
+		snprintf(prefix, sizeof(prefix), "cannot load the CA file %s",
+		    ep->ca != NULL ? ep->ca : SYSTEM_CA_DIR);
+		mbed_error(err, len, prefix, rv < 0 ? rv :
+		    MBEDTLS_ERR_X509_INVALID_FORMAT);
+		return (-1);
+	}
+	mbedtls_ssl_conf_ca_chain(&ctx->conf, &ctx->ca, NULL);
+	return (0);
+}
+
+/*
+ * Build the configuration of an endpoint: the defaults above, its files
+ * and its verification mode.  Return NULL with a reason in err.
+ */
+void *
+tls_context_new(struct endpoint *ep, char *err, size_t len)
+{
+	struct tls_context	*ctx;
+	int			 server = ep->role == ROLE_LISTEN, rv, mode;
+
+	if (drbg_seed(err, len) == -1)
+		return (NULL);
+	if ((ctx = calloc(1, sizeof(*ctx))) == NULL) {
+		snprintf(err, len, "out of memory");
+		return (NULL);
+	}
+	ctx->refs = 1;
+	mbedtls_ssl_config_init(&ctx->conf);
+	mbedtls_x509_crt_init(&ctx->cert);
+	mbedtls_pk_init(&ctx->key);
+	mbedtls_x509_crt_init(&ctx->ca);
+	if ((rv = mbedtls_ssl_config_defaults(&ctx->conf, server ?
+	    MBEDTLS_SSL_IS_SERVER : MBEDTLS_SSL_IS_CLIENT,
+	    MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT)) != 0) {
+		mbed_error(err, len, "cannot set the TLS defaults", rv);
+		context_unref(ctx);
+		return (NULL);
+	}
+	mbedtls_ssl_conf_rng(&ctx->conf, mbedtls_ctr_drbg_random, &drbg);
+	mbedtls_ssl_conf_min_version(&ctx->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
+	    MBEDTLS_SSL_MINOR_VERSION_3);
+	mbedtls_ssl_conf_ciphersuites(&ctx->conf, suites);
+	mbedtls_ssl_conf_curves(&ctx->conf, curves);
+	mbedtls_ssl_conf_renegotiation(&ctx->conf,
+	    MBEDTLS_SSL_RENEGOTIATION_DISABLED);
+	mbedtls_ssl_conf_legacy_renegotiation(&ctx->conf,
+	    MBEDTLS_SSL_LEGACY_NO_RENEGOTIATION);
+	mbedtls_ssl_conf_session_tickets(&ctx->conf,
+	    MBEDTLS_SSL_SESSION_TICKETS_DISABLED);
+
+	/* A server's default is VERIFY_NONE: always say what we want. */
+	switch (ep->verify) {
+	case VERIFY_NONE:
+		mode = MBEDTLS_SSL_VERIFY_NONE;
+		break;
+	case VERIFY_OPTIONAL:
+		/* A certificate sent must verify: see handshake_done(). */
+		mode = MBEDTLS_SSL_VERIFY_OPTIONAL;
+		break;
+	default:
+		mode = MBEDTLS_SSL_VERIFY_REQUIRED;
+		break;
+	}
+	mbedtls_ssl_conf_authmode(&ctx->conf, mode);
+	if (context_load(ctx, ep, server, err, len) == -1) {
+		context_unref(ctx);
+		return (NULL);
+	}
+	return (ctx);
+}
+
+void
+tls_context_free(void *ctx)
+{
+	context_unref(ctx);
+}
+
+static int
+bio_send(void *arg, const unsigned char *buf, size_t len)
+{
+	struct tls_conn	*t = arg;
+	ssize_t		 n;
+
+	if ((n = send(t->fd, buf, len, MSG_NOSIGNAL)) >= 0)
+		return ((int)n);
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return (MBEDTLS_ERR_SSL_WANT_WRITE);
+	t->sys_error = errno;
+	return (MBEDTLS_ERR_NET_SEND_FAILED);
+}
+
+static int
+bio_recv(void *arg, unsigned char *buf, size_t len)
+{
+	struct tls_conn	*t = arg;
+	ssize_t		 n;
+
+	if ((n = recv(t->fd, buf, len, 0)) >= 0)
+		return ((int)n);
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return (MBEDTLS_ERR_SSL_WANT_READ);
+	t->sys_error = errno;
+	return (MBEDTLS_ERR_NET_RECV_FAILED);
+}
+
+/* The name a dialled connection sends and checks, and whether it is an IP. */
+static const char *
+dial_name(const struct endpoint *ep, uint8_t ip[16], size_t *iplen)
+{
+	const char	*name;
+
+	name = ep->sni != NULL ? ep->sni : ep->host != NULL ? ep->host :
+	    "127.0.0.1";
+	*iplen = 0;
+	if (inet_pton(AF_INET, name, ip) == 1)
+		*iplen = 4;
+	else if (inet_pton(AF_INET6, name, ip) == 1)
+		*iplen = 16;
+	return (name);
+}
+
+/* Create the mbed TLS context of a connected socket. */
+static int
+tls_setup(struct conn *c, int accepted)
+{
+	struct tls_context	*ctx = c->endpoint->tls_ctx;
+	struct tls_conn		*t;
+	const char		*name;
+	uint8_t			 ip[16];
+	size_t			 iplen;
+	int			 rv;
+
+	(void)tcp_setup(c, accepted);
+	if (accepted && strncmp(c->peer, "tcp:", 4) == 0)
+		memcpy(c->peer, "tls:", 4);
+	if ((t = calloc(1, sizeof(*t))) == NULL) {
+		c->why = "out of memory";
+		return (-1);
+	}
+	mbedtls_ssl_init(&t->ssl);
+	t->fd = c->fd;
+	t->ctx = ctx;
+	ctx->refs++;
+	c->tls = t;
+	if ((rv = mbedtls_ssl_setup(&t->ssl, &ctx->conf)) != 0) {
+		mbed_error(why, sizeof(why), "TLS set-up failed", rv);
+		c->why = why;
+		return (-1);
+	}
+	mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
+	if (!accepted) {
+		/* A name is sent and checked; an address is checked later. */
+		name = dial_name(c->endpoint, ip, &iplen);
+		if (iplen == 0 &&
+		    (rv = mbedtls_ssl_set_hostname(&t->ssl, name)) != 0) {
+			mbed_error(why, sizeof(why), "TLS set-up failed", rv);
+			c->why = why;
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+/* Copy a name of a certificate if it is short and holds no NUL. */
+static int
+copy_name(char *dst, size_t len, const unsigned char *p, size_t n)
+{
+	if (n == 0 || n >= len || memchr(p, '\0', n) != NULL)
+		return (-1);
+	memcpy(dst, p, n);
+	dst[n] = '\0';
+	return (0);
+}
+
+/* The subject CN, only if there is exactly one. */
+static void
+identity_cn(struct identity *id, const mbedtls_x509_crt *crt)
+{
+	const mbedtls_x509_name	*n, *cn = NULL;
+
+	for (n = &crt->subject; n != NULL; n = n->next) {
+		if (n->oid.p == NULL || MBEDTLS_OID_CMP(MBEDTLS_OID_AT_CN,
+		    &n->oid) != 0)
+			continue;
+		if (cn != NULL)
+			return;
+		cn = n;
+	}
+	if (cn != NULL && (cn->val.tag == MBEDTLS_ASN1_UTF8_STRING ||
+	    cn->val.tag == MBEDTLS_ASN1_PRINTABLE_STRING ||
+	    cn->val.tag == MBEDTLS_ASN1_IA5_STRING))
+		(void)copy_name(id->cn, sizeof(id->cn), cn->val.p,
+		    cn->val.len);
+}
+
+/* The DNS, URI, IP and e-mail SANs, each with its type. */
+static void
+identity_sans(struct identity *id, const mbedtls_x509_crt *crt)
+{
+	const mbedtls_x509_sequence	*s;
+	char				*value;
+	size_t				 size = sizeof(id->san[0].value);
+	int				 ok, type;
+
+	for (s = &crt->subject_alt_names; s != NULL && s->buf.p != NULL &&
+	    id->nsan < IDENTITY_MAX_SANS; s = s->next) {
+		if ((s->buf.tag & MBEDTLS_ASN1_TAG_CLASS_MASK) !=
+		    MBEDTLS_ASN1_CONTEXT_SPECIFIC ||
+		    (s->buf.tag & MBEDTLS_ASN1_CONSTRUCTED))
+			continue;
+		value = id->san[id->nsan].value;
+		switch (s->buf.tag & MBEDTLS_ASN1_TAG_VALUE_MASK) {
+		case SAN_TAG_DNS:
+			type = SAN_DNS;
+			break;
+		case SAN_TAG_URI:
+			type = SAN_URI;
+			break;
+		case SAN_TAG_EMAIL:
+			type = SAN_EMAIL;
+			break;
+		case SAN_TAG_IP:
+			type = SAN_IP;
+			break;
+		default:
+			continue;
+		}
+		if (type == SAN_IP && s->buf.len == 4)
+			ok = inet_ntop(AF_INET, s->buf.p, value, size) ? 0 : -1;
+		else if (type == SAN_IP && s->buf.len == 16)
+			ok = inet_ntop(AF_INET6, s->buf.p, value, size) ? 0 :
+			    -1;
+		else if (type == SAN_IP)
+			ok = -1;
+		else
+			ok = copy_name(value, size, s->buf.p, s->buf.len);
+		if (ok == 0)
+			id->san[id->nsan++].type = type;
+	}
+}
+
+/* Say whether a certificate has the address as an iPAddress SAN. */
+static int
+has_ip_san(const mbedtls_x509_crt *crt, const uint8_t *ip, size_t iplen)
+{
+	const mbedtls_x509_sequence	*s;
+
+	for (s = &crt->subject_alt_names; s != NULL && s->buf.p != NULL;
+	    s = s->next) {
+		if (s->buf.tag == (MBEDTLS_ASN1_CONTEXT_SPECIFIC |
+		    SAN_TAG_IP) && s->buf.len == iplen &&
+		    memcmp(s->buf.p, ip, iplen) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/* Name the most telling of a verification's failure flags. */
+static const char *
+verify_text(uint32_t flags)
+{
+	if (flags & MBEDTLS_X509_BADCERT_NOT_TRUSTED)
+		return ("unable to get local issuer certificate (not signed "
+		    "by a trusted CA)");
+	if (flags & MBEDTLS_X509_BADCERT_EXPIRED)
+		return ("certificate has expired");
+	if (flags & MBEDTLS_X509_BADCERT_FUTURE)
+		return ("certificate is not yet valid");
+	if (flags & (MBEDTLS_X509_BADCERT_EXT_KEY_USAGE |
+	    MBEDTLS_X509_BADCERT_KEY_USAGE))
+		return ("unsuitable certificate purpose");
+	if (flags & MBEDTLS_X509_BADCERT_CN_MISMATCH)
+		return ("hostname mismatch");
+	if (flags & MBEDTLS_X509_BADCERT_REVOKED)
+		return ("certificate revoked");
+	return ("certificate rejected");
+}
+
+static int
+verify_failed(struct conn *c, uint32_t flags)
+{
+	snprintf(why, sizeof(why), "TLS handshake failed: %s certificate "
+	    "verify failed: %s", c->endpoint->role == ROLE_LISTEN ? "client" :
+	    "server", verify_text(flags));
+	c->why = why;
+	return (IO_ERROR);
+}
+
+/*
+ * The handshake is done: finish what 2.28 leaves to us (an optional
+ * client certificate that was sent must verify; an IP address dialled
+ * must be in the server's certificate), then keep the verified
+ * certificate as the peer's identity and name it in the printable peer.
+ */
+static int
+handshake_done(struct conn *c, struct tls_conn *t)
+{
+	const mbedtls_x509_crt	*crt = mbedtls_ssl_get_peer_cert(&t->ssl);
+	struct identity		*id;
+	uint32_t		 flags;
+	uint8_t			 ip[16];
+	size_t			 iplen;
+	char			 desc[160];
+
+	if (c->endpoint->verify == VERIFY_NONE || crt == NULL)
+		return (0);
+	if ((flags = mbedtls_ssl_get_verify_result(&t->ssl)) != 0)
+		return (verify_failed(c, flags));
+	if (c->endpoint->role != ROLE_LISTEN) {
+		(void)dial_name(c->endpoint, ip, &iplen);
+		if (iplen != 0 && !has_ip_san(crt, ip, iplen)) {
+			snprintf(why, sizeof(why), "TLS handshake failed: "
+			    "server certificate verify failed: IP address "
+			    "mismatch");
+			c->why = why;
+			return (IO_ERROR);
+		}
+	}
+	if ((id = calloc(1, sizeof(*id))) == NULL) {
+		c->why = "out of memory";
+		return (IO_ERROR);
+	}
+	identity_cn(id, crt);
+	identity_sans(id, crt);
+	if (mbedtls_sha256_ret(crt->raw.p, crt->raw.len, id->fingerprint,
+	    0) != 0) {
+		free(id);
+		c->why = "cannot hash the peer's certificate";
+		return (IO_ERROR);
+	}
+	free(c->identity);
+	c->identity = id;
+	identity_describe(id, desc, sizeof(desc));
+	snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer),
+	    "(%s)", desc);
+	return (0);
+}
+
+/* Describe why the handshake failed, in words a user can act on. */
+static int
+handshake_error(struct conn *c, struct tls_conn *t, int rv)
+{
+	uint32_t	 flags = mbedtls_ssl_get_verify_result(&t->ssl);
+
+	switch (rv) {
+	case MBEDTLS_ERR_X509_CERT_VERIFY_FAILED:
+	case MBEDTLS_ERR_SSL_BAD_HS_CERTIFICATE:
+		/* The latter for a wrong key usage or EKU. */
+		if (flags != 0 && flags != (uint32_t)-1)
+			return (verify_failed(c, flags));
+		break;
+	case MBEDTLS_ERR_SSL_NO_CLIENT_CERTIFICATE:
+		c->why = "TLS handshake failed: peer did not return a "
+		    "certificate";
+		return (IO_ERROR);
+	case MBEDTLS_ERR_SSL_BAD_HS_PROTOCOL_VERSION:
+		c->why = "TLS handshake failed: unsupported protocol";
+		return (IO_ERROR);
+	case MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE:
+		snprintf(why, sizeof(why), "TLS handshake failed: the peer "
+		    "sent fatal alert %u", t->ssl.in_msg != NULL ?
+		    t->ssl.in_msg[1] : 0);
+		c->why = why;
+		return (IO_ERROR);
+	case MBEDTLS_ERR_SSL_CONN_EOF:
+		c->why = "TLS handshake failed: the peer closed the connection";
+		return (IO_ERROR);
+	case MBEDTLS_ERR_NET_SEND_FAILED:
+	case MBEDTLS_ERR_NET_RECV_FAILED:
+		snprintf(why, sizeof(why), "TLS handshake failed: %s",
+		    strerror(t->sys_error));
+		c->why = why;
+		return (IO_ERROR);
+	}
+	mbed_error(why, sizeof(why), "TLS handshake failed", rv);
+	c->why = why;
+	return (IO_ERROR);
+}
+
+static int
+tls_handshake(struct conn *c)
+{
+	struct tls_conn	*t = c->tls;
+	int		 rv;
+
+	switch ((rv = mbedtls_ssl_handshake(&t->ssl))) {
+	case 0:
+		return (handshake_done(c, t));
+	case MBEDTLS_ERR_SSL_WANT_READ:
+		return (IO_WANT_READ);
+	case MBEDTLS_ERR_SSL_WANT_WRITE:
+		return (IO_WANT_WRITE);
+	}
+	return (handshake_error(c, t, rv));
+}
+
+/* Map a failed mbedtls_ssl_read or _write to a transport result. */
+static int
+io_result(struct conn *c, struct tls_conn *t, int rv)
+{
+	switch (rv) {
+	case MBEDTLS_ERR_SSL_WANT_READ:
+		return (IO_WANT_READ);
+	case MBEDTLS_ERR_SSL_WANT_WRITE:
+		return (IO_WANT_WRITE);
+	case MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY:
+		return (IO_EOF);
+	case MBEDTLS_ERR_SSL_CONN_EOF:
+		c->why = "truncated: the peer closed without a TLS "
+		    "close_notify";
+		return (IO_ERROR);
+	case MBEDTLS_ERR_NET_SEND_FAILED:
+	case MBEDTLS_ERR_NET_RECV_FAILED:
+		c->error = t->sys_error;
+		return (IO_ERROR);
+	}
+	mbed_error(why, sizeof(why), "TLS", rv);
+	c->why = why;
+	return (IO_ERROR);
+}
+
+/*
+ * Decrypt into buf until it is full or the socket has no more.  An error
+ * after some bytes is kept for the next call.
+ */
+static ssize_t
+tls_read(struct conn *c, void *buf, size_t len)
+{
+	struct tls_conn	*t = c->tls;
+	size_t		 done = 0;
+	int		 n, rv;
+
+	if (t->read_ended)
+		return (t->read_result);
+	while (done < len) {
+		n = mbedtls_ssl_read(&t->ssl, (uint8_t *)buf + done,
+		    len - done);
+		if (n > 0) {
+			done += n;
+			continue;
+		}
+		/* 0 is a TCP end without close_notify (CONN_EOF). */
+		rv = io_result(c, t, n == 0 ? MBEDTLS_ERR_SSL_CONN_EOF : n);
+		if (done == 0)
+			return (rv);
+		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE) {
+			t->read_ended = 1;
+			t->read_result = rv;
+		}
+		break;
+	}
+	return (done);
+}
+
+/*
+ * Write one record from buf.  After a write that wanted I/O, mbed TLS has
+ * the record and must be called again with the same length: callers keep
+ * those bytes at the head of what they pass.
+ */
+static ssize_t
+write_record(struct conn *c, const void *buf, size_t len)
+{
+	struct tls_conn	*t = c->tls;
+	int		 n, rv;
+
+	if (t->retry_len != 0)
+		len = t->retry_len;
+	if ((n = mbedtls_ssl_write(&t->ssl, buf, len)) > 0) {
+		t->retry_len = 0;
+		return (n);
+	}
+	rv = io_result(c, t, n);
+	if (rv == IO_WANT_READ || rv == IO_WANT_WRITE)
+		t->retry_len = len;
+	else if (rv == IO_EOF)
+		rv = IO_ERROR;
+	return (rv);
+}
+
+static ssize_t
+tls_write(struct conn *c, const void *buf, size_t len)
+{
+	size_t		 done = 0;
+	ssize_t		 n;
+
+	while (done < len) {
+		n = write_record(c, (const uint8_t *)buf + done,
+		    len - done < RECORD_MAX ? len - done : RECORD_MAX);
+		if (n < 0)
+			return (done > 0 && n != IO_ERROR ? (ssize_t)done : n);
+		done += n;
+	}
+	return (done);
+}
+
+/* Write whole records from the buffer, joining chains where needed. */
+static ssize_t
+tls_write_buffer(struct conn *c, struct evbuffer *buf)
+{
+	struct tls_conn	*t = c->tls;
+	size_t		 done = 0, avail, want;
+	const uint8_t	*p;
+	ssize_t		 n;
+
+	while ((avail = evbuffer_get_length(buf)) > 0) {
+		want = avail < RECORD_MAX ? avail : RECORD_MAX;
+		if (t->retry_len > want)
+			want = t->retry_len;
+		if ((p = evbuffer_pullup(buf, want)) == NULL) {
+			c->error = ENOMEM;
+			return (IO_ERROR);
+		}
+		n = write_record(c, p, want);
+		if (n < 0)
+			return (done > 0 && n != IO_ERROR ? (ssize_t)done : n);
+		evbuffer_drain(buf, n);
+		done += n;
+	}
+	return (done);
+}
+
+/* Input, or its end, that the socket will not signal again. */
+static size_t
+tls_pending(struct conn *c)
+{
+	struct tls_conn	*t = c->tls;
+
+	return (t != NULL && (t->read_ended ||
+	    mbedtls_ssl_check_pending(&t->ssl)));
+}
+
+/* Send close_notify, then FIN; the peer may go on sending. */
+static int
+tls_shutdown(struct conn *c)
+{
+	struct tls_conn	*t = c->tls;
+	int		 rv;
+
+	if ((rv = mbedtls_ssl_close_notify(&t->ssl)) != 0) {
+		rv = io_result(c, t, rv);
+		return (rv == IO_WANT_WRITE || rv == IO_WANT_READ ? rv :
+		    IO_ERROR);
+	}
+	return (socket_shutdown(c));
+}
+
+/* Free the context without close_notify: an abrupt end must look like one. */
+static void
+tls_teardown(struct conn *c)
+{
+	struct tls_conn	*t = c->tls;
+
+	if (t == NULL)
+		return;
+	mbedtls_ssl_free(&t->ssl);
+	context_unref(t->ctx);
+	free(t);
+	c->tls = NULL;
+}

@@ -1,0 +1,646 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * TLS over TCP with OpenSSL.  The socket level is tcp's; this file drives
+ * an SSL object directly on the connected descriptor.
+ *
+ * Defaults (Mozilla intermediate without DHE): TLS 1.2 and 1.3, AEAD
+ * suites with ECDHE only, no renegotiation, compression, tickets, session
+ * cache or early data.  One SSL_CTX per endpoint is built at start-up and
+ * on reload; each SSL holds a reference to the SSL_CTX it started with.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <event2/buffer.h>
+
+#include "router/dsroute.h"
+
+#define TLS12_CIPHERS	"ECDHE-ECDSA-AES128-GCM-SHA256:" \
+			"ECDHE-RSA-AES128-GCM-SHA256:" \
+			"ECDHE-ECDSA-AES256-GCM-SHA384:" \
+			"ECDHE-RSA-AES256-GCM-SHA384:" \
+			"ECDHE-ECDSA-CHACHA20-POLY1305:" \
+			"ECDHE-RSA-CHACHA20-POLY1305"
+#define TLS13_SUITES	"TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:" \
+			"TLS_CHACHA20_POLY1305_SHA256"
+#define TLS_GROUPS	"X25519:P-256:P-384"
+
+/* One record's worth of plaintext: the largest write TLS makes at once. */
+#define RECORD_MAX	16384
+
+struct tls_conn {
+	SSL		*ssl;
+	size_t		 retry_len;	/* a write that wanted I/O: retry >= */
+	int		 read_ended;	/* read_result waits for a read */
+	int		 read_result;	/* an end or error seen after bytes */
+};
+
+static int	 tls_setup(struct conn *, int);
+static int	 tls_handshake(struct conn *);
+static ssize_t	 tls_read(struct conn *, void *, size_t);
+static ssize_t	 tls_write(struct conn *, const void *, size_t);
+static ssize_t	 tls_write_buffer(struct conn *, struct evbuffer *);
+static size_t	 tls_pending(struct conn *);
+static int	 tls_shutdown(struct conn *);
+static void	 tls_teardown(struct conn *);
+
+const struct transport transport_tls = {
+	.name = "tls",
+	.listen = tcp_listen,
+	.unlisten = tcp_unlisten,
+	.dial = tcp_dial,
+	.setup = tls_setup,
+	.handshake = tls_handshake,
+	.read = tls_read,
+	.write = tls_write,
+	.write_buffer = tls_write_buffer,
+	.pending = tls_pending,
+	.shutdown = tls_shutdown,
+	.teardown = tls_teardown,
+};
+
+/* Why the last operation failed; conn->why points here. */
+static char	 why[256];
+
+const char *
+tls_library(void)
+{
+	return (OpenSSL_version(OPENSSL_VERSION));
+}
+
+/* Put the reason of OpenSSL's last error after prefix into err. */
+static void
+ssl_error(char *err, size_t len, const char *prefix)
+{
+	unsigned long	 e = ERR_peek_last_error();
+	const char	*reason = e != 0 ? ERR_reason_error_string(e) : NULL;
+
+	snprintf(err, len, "%s: %s", prefix, reason != NULL ? reason :
+	    "unknown error");
+	ERR_clear_error();
+}
+
+static int
+ctx_fail(SSL_CTX *ctx, char *err, size_t len, const char *what,
+    const char *file)
+{
+	char	 prefix[PATH_MAX + 64];
+
+	snprintf(prefix, sizeof(prefix), "%s %s", what, file);
+	ssl_error(err, len, prefix);
+	SSL_CTX_free(ctx);
+	return (-1);
+}
+
+/* Load the certificate, key and CA files of ep into ctx. */
+static int
+ctx_load(SSL_CTX *ctx, struct endpoint *ep, int server, char *err,
+    size_t len)
+{
+	STACK_OF(X509_NAME)	*names;
+
+	if (ep->cert != NULL) {
+		if (SSL_CTX_use_certificate_chain_file(ctx, ep->cert) != 1)
+			return (ctx_fail(ctx, err, len, "cannot load the "
+			    "certificate", ep->cert));
+		if (SSL_CTX_use_PrivateKey_file(ctx, ep->key,
+		    SSL_FILETYPE_PEM) != 1)
+			return (ctx_fail(ctx, err, len, "cannot load the key",
+			    ep->key));
+		if (SSL_CTX_check_private_key(ctx) != 1)
+			return (ctx_fail(ctx, err, len, "the key does not "
+			    "match the certificate", ep->key));
+	}
+	if (ep->ca != NULL) {
+		if (SSL_CTX_load_verify_locations(ctx, ep->ca, NULL) != 1)
+			return (ctx_fail(ctx, err, len, "cannot load the CA "
+			    "file", ep->ca));
+		if (server) {
+			/* Tell clients which CAs we take. */
+			if ((names = SSL_load_client_CA_file(ep->ca)) == NULL)
+				return (ctx_fail(ctx, err, len, "no CA "
+				    "certificate in", ep->ca));
+			SSL_CTX_set_client_CA_list(ctx, names);
+		}
+	} else if (!server && ep->verify != VERIFY_NONE &&
+	    SSL_CTX_set_default_verify_paths(ctx) != 1)
+		return (ctx_fail(ctx, err, len, "cannot load the system CA "
+		    "store", "(no ca= given)"));
+	return (0);
+}
+
+/*
+ * Build the SSL_CTX of an endpoint: the defaults above, its files and its
+ * verification mode.  Return NULL with a reason in err on failure.
+ */
+void *
+tls_context_new(struct endpoint *ep, char *err, size_t len)
+{
+	SSL_CTX		*ctx;
+	int		 server = ep->role == ROLE_LISTEN, mode;
+
+	ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
+	if (ctx == NULL) {
+		ssl_error(err, len, "cannot create a TLS context");
+		return (NULL);
+	}
+	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+	    SSL_CTX_set_cipher_list(ctx, TLS12_CIPHERS) != 1 ||
+	    SSL_CTX_set_ciphersuites(ctx, TLS13_SUITES) != 1 ||
+	    SSL_CTX_set1_groups_list(ctx, TLS_GROUPS) != 1) {
+		ssl_error(err, len, "cannot set the TLS defaults");
+		SSL_CTX_free(ctx);
+		return (NULL);
+	}
+	SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION |
+	    SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET);
+	SSL_CTX_set_num_tickets(ctx, 0);
+	SSL_CTX_set_max_early_data(ctx, 0);
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"dsroute",
+	    7);
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
+	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+
+	/* A client certificate must be for clients, a server's for servers. */
+	if (SSL_CTX_set_purpose(ctx, server ? X509_PURPOSE_SSL_CLIENT :
+	    X509_PURPOSE_SSL_SERVER) != 1) {
+		ssl_error(err, len, "cannot set the certificate purpose");
+		SSL_CTX_free(ctx);
+		return (NULL);
+	}
+	X509_VERIFY_PARAM_set_flags(SSL_CTX_get0_param(ctx),
+	    X509_V_FLAG_X509_STRICT);
+
+	if (ctx_load(ctx, ep, server, err, len) == -1)
+		return (NULL);
+	switch (ep->verify) {
+	case VERIFY_NONE:
+		mode = SSL_VERIFY_NONE;
+		break;
+	case VERIFY_OPTIONAL:
+		mode = SSL_VERIFY_PEER;
+		break;
+	default:
+		mode = SSL_VERIFY_PEER;
+		if (server)
+			mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+		break;
+	}
+	SSL_CTX_set_verify(ctx, mode, NULL);
+	return (ctx);
+}
+
+void
+tls_context_free(void *ctx)
+{
+	SSL_CTX_free(ctx);
+}
+
+/* Say whether name is an IPv4 or IPv6 address rather than a host name. */
+static int
+is_ip(const char *name)
+{
+	struct in6_addr	 a;
+
+	return (inet_pton(AF_INET, name, &a) == 1 ||
+	    inet_pton(AF_INET6, name, &a) == 1);
+}
+
+/*
+ * Set up a dialled connection: send SNI for a name, and check the name
+ * or the IP address dialled against the server's certificate.
+ */
+static int
+setup_client(struct conn *c, SSL *ssl)
+{
+	struct endpoint	*ep = c->endpoint;
+	const char	*name;
+
+	name = ep->sni != NULL ? ep->sni : ep->host != NULL ? ep->host :
+	    "127.0.0.1";
+	if (is_ip(name))
+		return (ep->verify == VERIFY_NONE ||
+		    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl),
+		    name) == 1 ? 0 : -1);
+	if (SSL_set_tlsext_host_name(ssl, name) != 1)
+		return (-1);
+	if (ep->verify == VERIFY_NONE)
+		return (0);
+	SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+	return (SSL_set1_host(ssl, name) == 1 ? 0 : -1);
+}
+
+/* Create the SSL object of a connected socket. */
+static int
+tls_setup(struct conn *c, int accepted)
+{
+	struct tls_conn	*t;
+
+	(void)tcp_setup(c, accepted);
+	if (accepted && strncmp(c->peer, "tcp:", 4) == 0)
+		memcpy(c->peer, "tls:", 4);
+	if ((t = calloc(1, sizeof(*t))) == NULL ||
+	    (t->ssl = SSL_new(c->endpoint->tls_ctx)) == NULL) {
+		free(t);
+		c->why = "cannot create a TLS connection";
+		return (-1);
+	}
+	c->tls = t;
+	if (SSL_set_fd(t->ssl, c->fd) != 1 ||
+	    (!accepted && setup_client(c, t->ssl) == -1)) {
+		ssl_error(why, sizeof(why), "TLS set-up failed");
+		c->why = why;
+		return (-1);
+	}
+	if (accepted)
+		SSL_set_accept_state(t->ssl);
+	else
+		SSL_set_connect_state(t->ssl);
+	return (0);
+}
+
+/* Copy an ASN.1 string if it is short and holds no NUL. */
+static int
+copy_name(char *dst, size_t len, const ASN1_STRING *s)
+{
+	int	 n = ASN1_STRING_length(s);
+
+	if (n <= 0 || (size_t)n >= len ||
+	    memchr(ASN1_STRING_get0_data(s), '\0', n) != NULL)
+		return (-1);
+	memcpy(dst, ASN1_STRING_get0_data(s), n);
+	dst[n] = '\0';
+	return (0);
+}
+
+/* The subject CN, only if there is exactly one and it is clean UTF-8. */
+static void
+identity_cn(struct identity *id, X509 *x)
+{
+	X509_NAME	*subject = X509_get_subject_name(x);
+	unsigned char	*utf8;
+	int		 i, n;
+
+	i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+	if (i < 0 || X509_NAME_get_index_by_NID(subject, NID_commonName,
+	    i) >= 0)
+		return;
+	n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(
+	    X509_NAME_get_entry(subject, i)));
+	if (n <= 0)
+		return;
+	if ((size_t)n < sizeof(id->cn) && memchr(utf8, '\0', n) == NULL) {
+		memcpy(id->cn, utf8, n);
+		id->cn[n] = '\0';
+	}
+	OPENSSL_free(utf8);
+}
+
+/* The DNS, URI, IP and e-mail SANs, each with its type. */
+static void
+identity_sans(struct identity *id, X509 *x)
+{
+	GENERAL_NAMES		*names;
+	const GENERAL_NAME	*gn;
+	const unsigned char	*ip;
+	int			 i, type, ok;
+
+	names = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+	if (names == NULL)
+		return;
+	for (i = 0; i < sk_GENERAL_NAME_num(names) &&
+	    id->nsan < IDENTITY_MAX_SANS; i++) {
+		gn = sk_GENERAL_NAME_value(names, i);
+		ok = -1;
+		switch (gn->type) {
+		case GEN_DNS:
+			type = SAN_DNS;
+			break;
+		case GEN_URI:
+			type = SAN_URI;
+			break;
+		case GEN_EMAIL:
+			type = SAN_EMAIL;
+			break;
+		case GEN_IPADD:
+			type = SAN_IP;
+			break;
+		default:
+			continue;
+		}
+		if (type == SAN_IP) {
+			ip = ASN1_STRING_get0_data(gn->d.ip);
+			if (ASN1_STRING_length(gn->d.ip) == 4)
+				ok = inet_ntop(AF_INET, ip,
+				    id->san[id->nsan].value,
+				    sizeof(id->san[0].value)) ? 0 : -1;
+			else if (ASN1_STRING_length(gn->d.ip) == 16)
+				ok = inet_ntop(AF_INET6, ip,
+				    id->san[id->nsan].value,
+				    sizeof(id->san[0].value)) ? 0 : -1;
+		} else
+			ok = copy_name(id->san[id->nsan].value,
+			    sizeof(id->san[0].value), gn->d.ia5);
+		if (ok == 0)
+			id->san[id->nsan++].type = type;
+	}
+	GENERAL_NAMES_free(names);
+}
+
+/*
+ * The handshake is done: keep the peer's verified certificate as its
+ * identity and name it in the conn's printable peer.
+ */
+static int
+handshake_done(struct conn *c, SSL *ssl)
+{
+	struct identity	*id;
+	X509		*x;
+	unsigned int	 n;
+	char		 desc[160];
+
+	if (c->endpoint->verify == VERIFY_NONE ||
+	    SSL_get_verify_result(ssl) != X509_V_OK ||
+	    (x = SSL_get_peer_certificate(ssl)) == NULL)
+		return (0);
+	if ((id = calloc(1, sizeof(*id))) == NULL) {
+		X509_free(x);
+		c->why = "out of memory";
+		return (IO_ERROR);
+	}
+	identity_cn(id, x);
+	identity_sans(id, x);
+	if (X509_digest(x, EVP_sha256(), id->fingerprint, &n) != 1 ||
+	    n != sizeof(id->fingerprint)) {
+		X509_free(x);
+		free(id);
+		c->why = "cannot hash the peer's certificate";
+		return (IO_ERROR);
+	}
+	X509_free(x);
+	free(c->identity);
+	c->identity = id;
+	identity_describe(id, desc, sizeof(desc));
+	snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer),
+	    "(%s)", desc);
+	return (0);
+}
+
+/* Describe why the handshake failed, in words a user can act on. */
+static void
+handshake_error(struct conn *c, SSL *ssl, int err)
+{
+	unsigned long	 e = ERR_peek_last_error();
+	long		 verify = SSL_get_verify_result(ssl);
+	const char	*whose = SSL_is_server(ssl) ? "client" : "server";
+
+	if (ERR_GET_REASON(e) == SSL_R_CERTIFICATE_VERIFY_FAILED &&
+	    verify != X509_V_OK)
+		snprintf(why, sizeof(why), "TLS handshake failed: %s "
+		    "certificate verify failed: %s", whose,
+		    X509_verify_cert_error_string(verify));
+	else if (err == SSL_ERROR_SYSCALL && e == 0)
+		snprintf(why, sizeof(why), "TLS handshake failed: %s",
+		    errno != 0 ? strerror(errno) : "the peer closed the "
+		    "connection");
+	else
+		ssl_error(why, sizeof(why), "TLS handshake failed");
+	ERR_clear_error();
+	c->why = why;
+}
+
+static int
+tls_handshake(struct conn *c)
+{
+	struct tls_conn	*t = c->tls;
+	int		 rv, err;
+
+	ERR_clear_error();
+	errno = 0;
+	if ((rv = SSL_do_handshake(t->ssl)) == 1)
+		return (handshake_done(c, t->ssl));
+	switch ((err = SSL_get_error(t->ssl, rv))) {
+	case SSL_ERROR_WANT_READ:
+		return (IO_WANT_READ);
+	case SSL_ERROR_WANT_WRITE:
+		return (IO_WANT_WRITE);
+	}
+	handshake_error(c, t->ssl, err);
+	return (IO_ERROR);
+}
+
+/* Map a failed SSL_read or SSL_write to a transport result. */
+static int
+io_result(struct conn *c, SSL *ssl, int rv, int reading)
+{
+	unsigned long	 e;
+
+	switch (SSL_get_error(ssl, rv)) {
+	case SSL_ERROR_WANT_READ:
+		return (IO_WANT_READ);
+	case SSL_ERROR_WANT_WRITE:
+		return (IO_WANT_WRITE);
+	case SSL_ERROR_ZERO_RETURN:
+		return (reading ? IO_EOF : IO_ERROR);
+	case SSL_ERROR_SYSCALL:
+		if (errno != 0) {
+			c->error = errno;
+			ERR_clear_error();
+			return (IO_ERROR);
+		}
+		/* FALLTHROUGH */
+	default:
+		e = ERR_peek_last_error();
+		if (reading && (e == 0 || ERR_GET_REASON(e) ==
+		    SSL_R_UNEXPECTED_EOF_WHILE_READING)) {
+			ERR_clear_error();
+			c->why = "truncated: the peer closed without a TLS "
+			    "close_notify";
+			return (IO_ERROR);
+		}
+		ssl_error(why, sizeof(why), "TLS");
+		c->why = why;
+		return (IO_ERROR);
+	}
+}
+
+/*
+ * Decrypt into buf until it is full or the socket has no more: large
+ * reads make a fast relay.  An error after some bytes is kept for the
+ * next call.
+ */
+static ssize_t
+tls_read(struct conn *c, void *buf, size_t len)
+{
+	struct tls_conn	*t = c->tls;
+	size_t		 done = 0, want;
+	int		 n, rv;
+
+	if (t->read_ended)
+		return (t->read_result);
+	while (done < len) {
+		want = len - done > INT_MAX ? INT_MAX : len - done;
+		ERR_clear_error();
+		errno = 0;
+		if ((n = SSL_read(t->ssl, (uint8_t *)buf + done,
+		    (int)want)) > 0) {
+			done += n;
+			continue;
+		}
+		rv = io_result(c, t->ssl, n, 1);
+		if (done == 0)
+			return (rv);
+		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE) {
+			t->read_ended = 1;
+			t->read_result = rv;
+		}
+		break;
+	}
+	return (done);
+}
+
+/*
+ * Write one record from buf.  After a write that wanted I/O, OpenSSL
+ * needs the same bytes again, at least as many: callers keep them at the
+ * head of what they pass.
+ */
+static ssize_t
+write_record(struct conn *c, const void *buf, size_t len)
+{
+	struct tls_conn	*t = c->tls;
+	int		 n, rv;
+
+	ERR_clear_error();
+	errno = 0;
+	if ((n = SSL_write(t->ssl, buf, (int)len)) > 0) {
+		t->retry_len = 0;
+		return (n);
+	}
+	rv = io_result(c, t->ssl, n, 0);
+	if (rv == IO_WANT_READ || rv == IO_WANT_WRITE)
+		t->retry_len = len;
+	return (rv);
+}
+
+/* The length of the next record to write from avail bytes. */
+static size_t
+record_len(const struct tls_conn *t, size_t avail)
+{
+	size_t	 n = avail < RECORD_MAX ? avail : RECORD_MAX;
+
+	if (n < t->retry_len && t->retry_len <= avail)
+		n = t->retry_len;
+	return (n);
+}
+
+static ssize_t
+tls_write(struct conn *c, const void *buf, size_t len)
+{
+	struct tls_conn	*t = c->tls;
+	size_t		 done = 0;
+	ssize_t		 n;
+
+	while (done < len) {
+		n = write_record(c, (const uint8_t *)buf + done,
+		    record_len(t, len - done));
+		if (n < 0)
+			return (done > 0 && n != IO_ERROR ? (ssize_t)done : n);
+		done += n;
+	}
+	return (done);
+}
+
+/* Write whole records from the buffer, joining chains where needed. */
+static ssize_t
+tls_write_buffer(struct conn *c, struct evbuffer *buf)
+{
+	struct tls_conn	*t = c->tls;
+	size_t		 done = 0, avail, want;
+	const uint8_t	*p;
+	ssize_t		 n;
+
+	while ((avail = evbuffer_get_length(buf)) > 0) {
+		want = record_len(t, avail);
+		if ((p = evbuffer_pullup(buf, want)) == NULL) {
+			c->error = ENOMEM;
+			return (IO_ERROR);
+		}
+		n = write_record(c, p, want);
+		if (n < 0)
+			return (done > 0 && n != IO_ERROR ? (ssize_t)done : n);
+		evbuffer_drain(buf, n);
+		done += n;
+	}
+	return (done);
+}
+
+/* Input, or its end, that the socket will not signal again. */
+static size_t
+tls_pending(struct conn *c)
+{
+	struct tls_conn	*t = c->tls;
+
+	return (t != NULL && (t->read_ended || SSL_has_pending(t->ssl)));
+}
+
+/* Send close_notify, then FIN; the peer may go on sending. */
+static int
+tls_shutdown(struct conn *c)
+{
+	struct tls_conn	*t = c->tls;
+	int		 rv;
+
+	ERR_clear_error();
+	errno = 0;
+	if ((rv = SSL_shutdown(t->ssl)) < 0) {
+		rv = io_result(c, t->ssl, rv, 0);
+		if (rv == IO_WANT_WRITE || rv == IO_WANT_READ)
+			return (rv);
+		return (IO_ERROR);
+	}
+	return (socket_shutdown(c));
+}
+
+/* Free the SSL without close_notify: an abrupt end must look like one. */
+static void
+tls_teardown(struct conn *c)
+{
+	struct tls_conn	*t = c->tls;
+
+	if (t == NULL)
+		return;
+	SSL_free(t->ssl);
+	free(t);
+	c->tls = NULL;
+}
