@@ -151,8 +151,12 @@ deny(struct session *s, uint32_t hresult, const char *reason)
 	evbuffer_drain(rt->out, evbuffer_get_length(rt->out));
 	s->deny_reason = reason;
 	s->state = S_DENY;
+	/*
+	 * After what is queued for the tool already: a dialled tool may not
+	 * have its advertise yet, and a TLS write may wait to be retried
+	 * with the same bytes.
+	 */
 	ipc_error_frame(frame, hresult);
-	evbuffer_drain(tool->out, evbuffer_get_length(tool->out));
 	if (evbuffer_add(tool->out, frame, sizeof(frame)) == -1) {
 		session_close(s, "out of memory");
 		return (-1);
