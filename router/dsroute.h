@@ -315,6 +315,7 @@ struct route {
 	struct listener		 listener[2];
 	enum route_mode		 mode;
 	int			 started;	/* route_start() ran */
+	int			 tool_missing;	/* logged that none listens */
 	int			 runtime_side;	/* client-client: who is the runtime */
 	struct runtime_list	 runtimes;
 	struct runtime		*current;	/* the runtime tools are served by */

@@ -543,6 +543,11 @@ session_conn_ready(struct conn *c)
 			runtime_seen(s->route);
 			return (pump_start(s));
 		}
+		if (s->route->tool_missing) {
+			s->route->tool_missing = 0;
+			log_info("%s: a tool is listening again",
+			    c->endpoint->name);
+		}
 		/* We dialled a listening tool: our advertise goes first. */
 		s->state = S_AWAIT_COMMAND;
 		c->reading = c->writing = 1;
@@ -572,6 +577,12 @@ session_conn_failed(struct conn *c, const char *what)
 	if ((s->state == S_DIAL || s->state == S_PROBE) &&
 	    strcmp(what, "connect") == 0 && retryable(c->error) &&
 	    now < s->dial_deadline) {
+		if (s->dial_deadline == UINT64_MAX && !s->route->tool_missing) {
+			s->route->tool_missing = 1;
+			log_info("%s: no tool is listening (%s); the runtime's "
+			    "connection waits for one", c->endpoint->name,
+			    conn_error(c));
+		}
 		conn_close(c);
 		/* 10 ms, doubling to 500 ms, as a restarting peer needs. */
 		delay = s->dial_attempts < 6 ? 10 << s->dial_attempts : 500;
@@ -592,30 +603,40 @@ session_conn_failed(struct conn *c, const char *what)
 
 /*
  * Enter state (S_DIAL, or S_PROBE for the runtime's identity) and start
- * connecting the conn on side, within the connect timeout.
+ * connecting the conn on side, within the connect timeout.  A listening
+ * tool dialled for a runtime that is connected to us is the exception:
+ * like the runtime itself, keep trying for as long as the runtime's
+ * connection stays open.
  */
 static int
 dial(struct session *s, enum session_state state, int side)
 {
 	s->state = state;
 	s->dial_attempts = 0;
-	s->dial_deadline = now_ms() + settings.connect_timeout_ms;
+	if (state == S_DIAL && side == s->tool_side &&
+	    conn_is_open(runtime_conn(s)))
+		s->dial_deadline = UINT64_MAX;
+	else
+		s->dial_deadline = now_ms() + settings.connect_timeout_ms;
 	s->dialing = &s->conn[side];
 	return (dial_attempt(s, s->dialing));
 }
 
+/* Try to connect once; a pending connect gets the connect timeout. */
 static int
 dial_attempt(struct session *s, struct conn *c)
 {
-	uint64_t	 now;
+	uint64_t	 now, left;
 
 	switch (conn_dial(c)) {
 	case 0:
 		return (conn_start(c));
 	case 1:
 		now = now_ms();
-		arm_timer(s, now < s->dial_deadline ?
-		    (int)(s->dial_deadline - now) : 0);
+		left = now < s->dial_deadline ? s->dial_deadline - now : 0;
+		if (left > (uint64_t)settings.connect_timeout_ms)
+			left = settings.connect_timeout_ms;
+		arm_timer(s, (int)left);
 		return (0);
 	default:
 		return (session_conn_failed(c, "connect"));
@@ -649,6 +670,12 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 		if (c->fd == -1 && now_ms() < s->dial_deadline) {
 			/* The back-off after a refused connect is over. */
 			(void)dial_attempt(s, c);
+			return;
+		}
+		if (c->connecting && now_ms() < s->dial_deadline) {
+			/* This attempt hangs; there is time for another. */
+			c->error = ETIMEDOUT;
+			(void)session_conn_failed(c, "connect");
 			return;
 		}
 		if (c->handshaking)

@@ -66,4 +66,29 @@ is "client-server: one advertise reached the tool per runtime" \
 stop_dsroute d2
 stop rt2
 
+# client-server before any tool listens: the runtime's connection waits,
+# beyond the connect timeout, with one log line, for a tool to appear.
+start_dsroute d3 --connect-timeout 1 "uds:$T/late.sock,connect" \
+    tcp:127.0.0.1:0
+start_fakert rt3 --connect "tcp:127.0.0.1:$(port_of d3 remote)" --pid 2003
+check "no tool yet: the router says so once" \
+    wait_for 10 has_line "$T/d3.err" 'no tool is listening'
+sleep 3		# past the connect timeout three times over, not a sync
+bg late "$FAKETOOL" --timeout 30 "$T/late.sock,listen" processinfo
+if wait "$(pid_of late)"; then
+	like "a tool that listens later gets the waiting runtime" \
+	    "$(cat "$T/late.out")" "^pid=2003 "
+else
+	fail "a tool that listens later gets the waiting runtime" \
+	    "$(cat "$T/late.err")"
+fi
+# Count up to the tool's arrival (it leaves after its one command).
+sed '/a tool is listening again/q' "$T/d3.err" >"$T/d3.before"
+is "one line while waiting, one when the tool came, no session ended" \
+    "$(count_lines "$T/d3.before" 'no tool is listening'):$(count_lines \
+    "$T/d3.before" 'a tool is listening again'):$(count_lines \
+    "$T/d3.before" 'end="(connect|runtime closed while)')" "1:1:0"
+stop_dsroute d3
+stop rt3
+
 done_testing
