@@ -112,11 +112,20 @@ deliver(struct conn *p, const uint8_t *buf, size_t n)
 static void
 maybe_shutdown(struct conn *c)
 {
+	struct conn	*src = peer_of(c);
+
 	if (c->shut || !conn_is_open(c) || !c->writing ||
-	    c->session->state != S_PUMP || !peer_of(c)->eof ||
+	    c->session->state != S_PUMP || !src->eof ||
 	    evbuffer_get_length(c->out) != 0)
 		return;
 	c->shut = 1;
+	/*
+	 * Both directions are over and the session closes at once.  On a
+	 * plain socket (no transport state, such as a TLS close_notify to
+	 * send) close() sends the same FIN: spare the system call.
+	 */
+	if (c->eof && src->shut && c->tls == NULL)
+		return;
 	(void)c->transport->shutdown(c);
 }
 
