@@ -24,8 +24,10 @@
 #
 # Knobs (environment): ROUNDS, IDLE_ROUNDS, PLAIN_BYTES, TLS_BYTES,
 # RR_SECS, RR4_SECS, IDLE_N, STALL_N, STALL_BYTES, PORT_BASE, ONLY (a
-# regular expression of config names), DSROUTE (use this binary instead
-# of building one), OUT (results directory).
+# regular expression of config names), WORKLOADS (a subset of "stream rr
+# idle"), DSROUTE (use this binary instead of building one), DSROUTE_B
+# (a second dsroute binary measured alongside as dsroute-b, for a
+# before/after comparison in one run), OUT (results directory).
 
 set -eu
 cd "$(dirname "$0")/.."
@@ -41,6 +43,7 @@ fi
 : "${RR_SECS:=2}" "${RR4_SECS:=1.5}" "${IDLE_N:=1000}"
 : "${STALL_N:=100}" "${STALL_BYTES:=67108864}"
 : "${PORT_BASE:=17100}" "${ONLY:=.}" "${OUT:=$top/bench/results}"
+: "${WORKLOADS:=stream rr idle}"
 B=$top/bench/build
 
 log() {
@@ -192,6 +195,8 @@ dsroute:rt-uds tcp:127.0.0.1:@P10@ plain
 socat:rt-uds tcp:127.0.0.1:@P11@ plain
 haproxy:rt-uds tcp:127.0.0.1:@P12@ plain
 dsroute:rt-tcp unix:@W@/dsr-rt-tcp.sock plain
+dsroute-b:rt-uds tcp:127.0.0.1:@P14@ plain
+dsroute-b:rt-tcp unix:@W@/dsrb-rt-tcp.sock plain
 socat:rt-tcp unix:@W@/socat-rt-tcp.sock plain
 haproxy:rt-tcp unix:@W@/hap-rt-tcp.sock plain
 dsrouter:rt-tcp unix:@W@/dsrouter-rt-tcp.sock plain
@@ -237,6 +242,12 @@ relay_cmd() {
 		[ "$DSROUTE_TLS" = available ] || return 1
 		CMD=("$DSROUTE" uds:"$W/dsr-tls-rt-tls.sock",listen
 		    tls:"$srv_tls",connect,ca=$W/cert.pem,sni=localhost) ;;
+	dsroute-b:rt-uds)
+		CMD=("$DSROUTE_B" uds:"$W/rt.sock",connect
+		    tcp:127.0.0.1:$(port 14),listen) ;;
+	dsroute-b:rt-tcp)
+		CMD=("$DSROUTE_B" uds:"$W/dsrb-rt-tcp.sock",listen
+		    tcp:"$srv_tcp",connect) ;;
 	socat:rt-uds)
 		CMD=(socat TCP-LISTEN:$(port 11),bind=127.0.0.1,fork,reuseaddr,nodelay,backlog=4096
 		    UNIX-CONNECT:"$W/rt.sock") ;;
@@ -299,6 +310,13 @@ up() {
 		fi
 		RPID[$c]=""
 	fi
+}
+
+want() {
+	case " $WORKLOADS " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
 }
 
 pidopt() {
@@ -388,7 +406,8 @@ main() {
 	PIDS="$PIDS $SERVER_PID"
 	wait_ready unix:"$W/rt.sock"
 
-	ALL=$(echo "$CONFIGS" | awk 'NF { print $1 }' | grep -E "$ONLY" ||
+	ALL=$(echo "$CONFIGS" | awk 'NF { print $1 }' | grep -E "$ONLY" |
+	    { [ -n "${DSROUTE_B:-}" ] && cat || grep -v '^dsroute-b:'; } ||
 	    true)
 	for c in $ALL; do
 		up "$c"
@@ -425,14 +444,20 @@ main() {
 			stream_bytes=$PLAIN_BYTES
 			[ "$(config_group "$c")" = tls ] &&
 			    stream_bytes=$TLS_BYTES
-			measure "$r" "$c" stream --bytes "$stream_bytes"
-			measure "$r" "$c" rr --conc 1 --duration "$RR_SECS"
-			measure "$r" "$c" rr --conc 4 --duration "$RR4_SECS"
+			if want stream; then
+				measure "$r" "$c" stream --bytes "$stream_bytes"
+			fi
+			if want rr; then
+				measure "$r" "$c" rr --conc 1 --duration "$RR_SECS"
+				measure "$r" "$c" rr --conc 4 \
+				    --duration "$RR4_SECS"
+			fi
 		done
 	done
 
 	# Idle sessions and stalled readers, each on a freshly started relay.
 	idle_configs=$(echo $RUN | tr ' ' '\n' | grep -v '^direct-' || true)
+	want idle || idle_configs=""
 	for r in $(seq 1 "$IDLE_ROUNDS"); do
 		log "idle round $r of $IDLE_ROUNDS"
 		for c in $idle_configs; do

@@ -155,13 +155,15 @@ def main():
             continue
         w(f"## {title}: (a) trace stream, (e) CPU per GB")
         w("")
-        w(f"| config | GB/s | × {ref} | × socat | × haproxy | × stunnel "
-          "| relay CPU s/GB |")
-        w("|---|---|---|---|---|---|---|")
+        names = [p for p in ("socat", "haproxy", "stunnel", "dsroute-b")
+                 if any(c.startswith(p + ":") for c in cfgs)]
+        cols = "".join(f" × {p} |" for p in names)
+        w(f"| config | GB/s | × {ref} |{cols} relay CPU s/GB |")
+        w("|---|---|---|" + "---|" * len(names) + "---|")
         for c in cfgs:
             d = direction(c)
             peers = []
-            for p in ("socat", "haproxy", "stunnel"):
+            for p in names:
                 pc = f"{p}:{d}" if d else None
                 if pc and pc != c and pc in cfgs:
                     peers.append(fmt(run.paired("stream", "", c, pc,
@@ -176,14 +178,16 @@ def main():
         w("")
         w(f"## {title}: (b) a fresh connection per ProcessInfo")
         w("")
-        w(f"| config | conn/s c=1 | × {ref} | × socat | × haproxy | "
-          "p50 µs | added p50 µs | p99 µs | conn/s c=4 | "
-          f"× {ref} c=4 |")
-        w("|---|---|---|---|---|---|---|---|---|---|")
+        names = [p for p in ("socat", "haproxy", "stunnel", "dsroute-b")
+                 if any(c.startswith(p + ":") for c in cfgs)]
+        cols = "".join(f" × {p} |" for p in names)
+        w(f"| config | conn/s c=1 | × {ref} |{cols} p50 µs | added p50 µs "
+          f"| p99 µs | conn/s c=4 | × {ref} c=4 |")
+        w("|---|---|---|" + "---|" * len(names) + "---|---|---|---|---|")
         for c in cfgs:
             d = direction(c)
             peers = []
-            for p in ("socat", "haproxy"):
+            for p in names:
                 pc = f"{p}:{d}" if d else None
                 peers.append(fmt(run.paired("rr", "1", c, pc, "conn_per_s"))
                              if pc and pc != c and pc in cfgs else "–")
