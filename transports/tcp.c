@@ -79,6 +79,8 @@ tcp_listen(struct endpoint *ep, char *err, size_t len)
 		snprintf(err, len, "socket: %s", strerror(errno));
 		return (-1);
 	}
+	/* Accepted sockets inherit TCP_NODELAY: no setsockopt per session. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
 	    bind(fd, (struct sockaddr *)&ep->addr, ep->addrlen) == -1 ||
 	    listen(fd, SOMAXCONN) == -1) {
@@ -147,14 +149,13 @@ tcp_dial(struct endpoint *ep, int *pending)
 	return (-1);
 }
 
-/* Forward each write at once: the router adds no delay of its own. */
+/*
+ * Forward each write at once: the router adds no delay of its own.  A
+ * dialled socket got TCP_NODELAY in tcp_dial, an accepted one from its
+ * listener (Linux and the BSDs copy it to accepted sockets).
+ */
 static int
 tcp_setup(struct conn *c, int accepted)
 {
-	int	 on = 1;
-
-	if (accepted)
-		(void)setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &on,
-		    sizeof(on));
 	return (0);
 }
