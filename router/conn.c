@@ -60,8 +60,9 @@ conn_init(struct conn *c, struct session *s, int side, struct endpoint *ep)
 static void
 conn_set_events(struct conn *c)
 {
-	event_assign(&c->rev, base, c->fd, EV_READ | EV_PERSIST, conn_event,
-	    c);
+	/* EV_CLOSED: learn of the peer's FIN with its last bytes. */
+	event_assign(&c->rev, base, c->fd, EV_READ | EV_CLOSED | EV_PERSIST,
+	    conn_event, c);
 	event_assign(&c->wev, base, c->fd, EV_WRITE | EV_PERSIST, conn_event,
 	    c);
 	c->rev_added = c->wev_added = 0;
@@ -127,7 +128,7 @@ conn_close(struct conn *c)
 	c->fd = -1;
 	c->connecting = c->handshaking = 0;
 	c->reading = c->writing = 0;
-	c->eof = c->shut = c->throttled = 0;
+	c->eof = c->hup = c->shut = c->throttled = 0;
 	c->rwant_write = c->wwant_read = 0;
 }
 
@@ -297,6 +298,8 @@ conn_event(evutil_socket_t fd, short what, void *arg)
 		(void)conn_handshake(c);
 		return;
 	}
+	if (what & EV_CLOSED)
+		c->hup = 1;
 	if (what & EV_WRITE) {
 		if (c->rwant_write) {
 			c->rwant_write = 0;

@@ -185,6 +185,7 @@ struct conn {
 	unsigned		 reading:1;	/* the session wants its bytes */
 	unsigned		 writing:1;	/* writes are let through */
 	unsigned		 eof:1;		/* the peer ended its sending side */
+	unsigned		 hup:1;		/* its FIN is queued behind the data */
 	unsigned		 throttled:1;	/* the peer's output is full */
 	unsigned		 shut:1;	/* we ended our sending side */
 	unsigned		 rwant_write:1;	/* a read waits for writability */

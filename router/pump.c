@@ -217,7 +217,16 @@ pump_read(struct conn *c)
 	if (evbuffer_get_length(p->out) >= settings.high_water)
 		c->throttled = 1;
 	conn_update(c);
-	return (session_input(c));
+	if (session_input(c) == -1)
+		return (-1);
+	/*
+	 * A short read of a plain socket took all that was queued; if the
+	 * FIN was queued too, the next read would only return 0: spare it.
+	 */
+	if (c->hup && c->tls == NULL && (size_t)n < room && c->reading &&
+	    !c->eof && conn_is_open(c))
+		return (pump_eof(c));
+	return (0);
 }
 
 /*
