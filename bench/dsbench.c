@@ -1030,12 +1030,14 @@ static int
 run_rr(struct client_opts *o)
 {
 	struct rr_thread	*t;
-	double			*all, t0, t1;
+	double			*all, t0, t1, cpu0 = 0, cpu1 = 0;
 	long			 n = 0, errors = 0, budget = o->max;
 	int			 i;
 
 	if ((t = calloc(o->conc, sizeof(*t))) == NULL)
 		die("out of memory");
+	for (i = 0; i < o->npids; i++)
+		cpu0 += tree_cpu(o->pids[i]);
 	t0 = now_s();
 	for (i = 0; i < o->conc; i++) {
 		t[i].o = o;
@@ -1053,6 +1055,8 @@ run_rr(struct client_opts *o)
 		errors += t[i].errors;
 	}
 	t1 = now_s();
+	for (i = 0; i < o->npids; i++)
+		cpu1 += tree_cpu(o->pids[i]);
 	if ((all = malloc((n + 1) * sizeof(double))) == NULL)
 		die("out of memory");
 	for (n = 0, i = 0; i < o->conc; i++) {
@@ -1063,10 +1067,10 @@ run_rr(struct client_opts *o)
 	qsort(all, n, sizeof(double), cmp_double);
 	printf("RESULT kind=rr config=%s conc=%d n=%ld errors=%ld secs=%.3f "
 	    "conn_per_s=%.1f p50_us=%.1f p90_us=%.1f p99_us=%.1f "
-	    "max_us=%.1f\n", o->name, o->conc, n, errors, t1 - t0,
-	    n / (t1 - t0), n ? all[n / 2] * 1e6 : 0,
+	    "max_us=%.1f relay_cpu_us_per_conn=%.1f\n", o->name, o->conc, n,
+	    errors, t1 - t0, n / (t1 - t0), n ? all[n / 2] * 1e6 : 0,
 	    n ? all[n * 9 / 10] * 1e6 : 0, n ? all[n * 99 / 100] * 1e6 : 0,
-	    n ? all[n - 1] * 1e6 : 0);
+	    n ? all[n - 1] * 1e6 : 0, n ? (cpu1 - cpu0) / n * 1e6 : 0);
 	free(all);
 	free(t);
 	return (errors == 0 && n > 0 ? 0 : 1);

@@ -182,8 +182,8 @@ def main():
                  if any(c.startswith(p + ":") for c in cfgs)]
         cols = "".join(f" × {p} |" for p in names)
         w(f"| config | conn/s c=1 | × {ref} |{cols} p50 µs | added p50 µs "
-          f"| p99 µs | conn/s c=4 | × {ref} c=4 |")
-        w("|---|---|---|" + "---|" * len(names) + "---|---|---|---|---|")
+          f"| p99 µs | conn/s c=4 | × {ref} c=4 | relay CPU µs/conn |")
+        w("|---|---|---|" + "---|" * len(names) + "---|---|---|---|---|---|")
         for c in cfgs:
             d = direction(c)
             peers = []
@@ -198,7 +198,8 @@ def main():
               f"{fmt(run.paired('rr', '1', c, ref, 'p50_us', 'diff'), 0) if c != ref else '–'} | "
               f"{fmt(med(run.values('rr', '1', c, 'p99_us')), 0)} | "
               f"{rng(run.values('rr', '4', c, 'conn_per_s'), 0)} | "
-              f"{fmt(run.paired('rr', '4', c, ref, 'conn_per_s')) if c != ref else '–'} |")
+              f"{fmt(run.paired('rr', '4', c, ref, 'conn_per_s')) if c != ref else '–'} | "
+              f"{fmt(med(run.values('rr', '1', c, 'relay_cpu_us_per_conn')), 1) if not c.startswith('direct-') else '–'} |")
         w("")
         w(f"## {title}: (c) idle sessions and stalled readers "
           "(fresh relay each time)")
