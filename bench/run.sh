@@ -27,7 +27,9 @@
 # regular expression of config names), WORKLOADS (a subset of "stream rr
 # idle"), DSROUTE (use this binary instead of building one), DSROUTE_B
 # (a second dsroute binary measured alongside as dsroute-b, for a
-# before/after comparison in one run), OUT (results directory).
+# before/after comparison in one run), WAIT_QUIET (wait up to this many
+# seconds for the load average to fall below QUIET_LOAD, default 1.0),
+# KEEP (keep the work directory), OUT (results directory).
 
 set -eu
 cd "$(dirname "$0")/.."
@@ -104,6 +106,21 @@ dsrouter_install() {
 		    'error|unable|not found|fail' "$B/dsrouter-install.log" |
 		    tr -d '\r' | cut -c1-160)"
 	fi
+}
+
+# With WAIT_QUIET=S, wait up to S seconds for the one-minute load
+# average to fall below QUIET_LOAD (default 1.0) before measuring.
+wait_quiet() {
+	local deadline
+	[ -n "${WAIT_QUIET:-}" ] || return 0
+	deadline=$(($(date +%s) + WAIT_QUIET))
+	while [ "$(date +%s)" -lt "$deadline" ]; do
+		awk -v max="${QUIET_LOAD:-1.0}" '{ exit !($1 < max) }' \
+		    /proc/loadavg && return 0
+		sleep 5
+	done
+	log "load still $(cut -d' ' -f1 /proc/loadavg) after ${WAIT_QUIET}s;" \
+	    "measuring anyway"
 }
 
 W=""
@@ -223,7 +240,7 @@ config_group() {
 # Return 1 when the config cannot run here.
 relay_cmd() {
 	local c=$1 srv_tcp=127.0.0.1:$(port 0) srv_tls=127.0.0.1:$(port 1)
-	local tlsopt="cert=$W/cert.pem,key=$W/key.pem"
+	local tlsopt="cert=$W/cert.pem,key=$W/key.pem,verify=none"
 	CMD=()
 	case $c in
 	direct-*)
@@ -359,7 +376,7 @@ main() {
 
 	# Is dsroute's TLS transport in this build?
 	"$DSROUTE" uds:"$W/tlsprobe.sock",listen \
-	    tls:127.0.0.1:$(port 29),listen,cert=$W/cert.pem,key=$W/key.pem \
+	    tls:127.0.0.1:$(port 29),listen,cert=$W/cert.pem,key=$W/key.pem,verify=none \
 	    >"$W/tlsprobe.log" 2>&1 &
 	n=$!
 	for i in $(seq 1 30); do
@@ -376,6 +393,7 @@ main() {
 	kill "$n" 2>/dev/null || true
 	wait "$n" 2>/dev/null || true
 
+	wait_quiet
 	mkdir -p "$OUT"
 	RAW=$OUT/raw-$(date -u +%Y%m%dT%H%M%SZ).txt
 	{
@@ -471,6 +489,7 @@ main() {
 		done
 	done
 
+	echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW"
 	cp "$RAW" "$OUT/latest-raw.txt"
 	python3 bench/summarize.py "$RAW" >"$OUT/latest.md"
 	log "summary: $OUT/latest.md"
