@@ -250,6 +250,9 @@ def main():
         row(f"{d} conn/s c=1 ≥ 0.6× direct TCP",
             run.paired("rr", "1", c, "direct-tcp", "conn_per_s"),
             lambda v: v >= 0.6)
+        row(f"{d} conn/s c=4 ≥ 0.6× direct TCP",
+            run.paired("rr", "4", c, "direct-tcp", "conn_per_s"),
+            lambda v: v >= 0.6)
         row(f"{d} conn/s c=1 ≥ 3× socat",
             run.paired("rr", "1", c, f"socat:{d}", "conn_per_s"),
             lambda v: v >= 3)
