@@ -70,7 +70,10 @@ install_missing() {
 # Build dsroute as users run it (-O2, no sanitizers) and the load tool.
 build() {
 	mkdir -p "$B/dsroute"
+	DSROUTE_FROM="given: ${DSROUTE:-}"
 	if [ -z "${DSROUTE:-}" ]; then
+		DSROUTE_FROM="built from $(git describe --always --dirty \
+		    2>/dev/null || echo "an unknown commit")"
 		[ -x configure ] && [ configure -nt configure.ac ] &&
 		    [ configure -nt Makefile.am ] ||
 		    ./autogen.sh >/dev/null 2>&1
@@ -387,8 +390,9 @@ main() {
 	if grep -q "ready" "$W/tlsprobe.log"; then
 		DSROUTE_TLS=available
 	else
-		DSROUTE_TLS="pending: $(grep -m1 . "$W/tlsprobe.log" |
-		    cut -c1-150)"
+		DSROUTE_TLS="pending: dsroute says '$(grep -m1 . \
+		    "$W/tlsprobe.log" | sed 's/^[a-z]*: [^ ]*: //' |
+		    tr -d "\"'" | cut -c1-120)'"
 	fi
 	kill "$n" 2>/dev/null || true
 	wait "$n" 2>/dev/null || true
@@ -401,8 +405,7 @@ main() {
 		echo "# host: $(uname -srm), $(nproc) CPUs," \
 		    "$(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo)," \
 		    "load $(cut -d' ' -f1-3 /proc/loadavg)"
-		echo "# dsroute: $("$DSROUTE" --version) ($(git -C "$top" \
-		    describe --always --dirty 2>/dev/null || echo ?))," \
+		echo "# dsroute: $("$DSROUTE" --version) ($DSROUTE_FROM)," \
 		    "tls $DSROUTE_TLS"
 		echo "# socat: $(socat -V | awk '/socat version/ { print $3 }')," \
 		    "haproxy: $(haproxy -v | awk 'NR == 1 { print $3 }')," \

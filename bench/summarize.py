@@ -161,6 +161,8 @@ def main():
         w(f"| config | GB/s | × {ref} |{cols} relay CPU s/GB |")
         w("|---|---|---|" + "---|" * len(names) + "---|")
         for c in cfgs:
+            if not run.values("stream", "", c, "gbps"):
+                continue
             d = direction(c)
             peers = []
             for p in names:
@@ -185,6 +187,8 @@ def main():
           f"| p99 µs | conn/s c=4 | × {ref} c=4 | relay CPU µs/conn |")
         w("|---|---|---|" + "---|" * len(names) + "---|---|---|---|---|---|")
         for c in cfgs:
+            if not run.values("rr", "1", c, "conn_per_s"):
+                continue
             d = direction(c)
             peers = []
             for p in names:
@@ -209,7 +213,9 @@ def main():
           "stalled: growth KiB over 1.5 s |")
         w("|---|---|---|---|---|---|---|")
         for c in cfgs:
-            if c.startswith("direct-"):
+            if c.startswith("direct-") or not (
+                    run.values("idle", "", c, "rss_kib_per_session") or
+                    run.values("stall", "", c, "rss_kib_per_session")):
                 continue
             w(f"| {c} | {rng(run.values('idle', '', c, 'rss_kib_per_session'), 1)} | "
               f"{fmt(med(run.values('idle', '', c, 'pss_kib_per_session')), 1)} | "
