@@ -163,6 +163,7 @@ parse_addr(const char *s, struct addr *a)
 	a->len = sizeof(*sin);
 }
 
+/* Idle and stall runs hold thousands of descriptors. */
 static void
 raise_nofile(void)
 {
@@ -296,6 +297,7 @@ sconn_free(struct sconn *c)
 	free(c);
 }
 
+/* Ask epoll for what the connection waits for, when that changed. */
 static void
 sconn_interest(struct sconn *c)
 {
@@ -496,6 +498,7 @@ sconn_step(struct sconn *c)
 	}
 }
 
+/* Accept every pending connection and start serving it. */
 static void
 server_accept(struct slistener *l)
 {
@@ -533,6 +536,7 @@ server_accept(struct slistener *l)
 		    strerror(errno));
 }
 
+/* Open a listener for the server and watch it. */
 static void
 listen_on(struct slistener *l, const char *spec, int tls)
 {
@@ -559,6 +563,7 @@ listen_on(struct slistener *l, const char *spec, int tls)
 		die("epoll_ctl: %s", strerror(errno));
 }
 
+/* The runtime side: serve every listener from one epoll loop, forever. */
 static int
 run_server(int argc, char *argv[])
 {
@@ -746,6 +751,7 @@ cread(struct cconn *c, void *buf, size_t len)
 	return (-1);
 }
 
+/* Write all of buf; -1 on failure. */
 static int
 cwrite_all(struct cconn *c, const void *buf, size_t len)
 {
@@ -771,6 +777,7 @@ cwrite_all(struct cconn *c, const void *buf, size_t len)
 	return (0);
 }
 
+/* Read exactly len bytes; -1 on failure or an early end. */
 static int
 cread_all(struct cconn *c, uint8_t *buf, size_t len)
 {
@@ -840,6 +847,7 @@ struct mem {
 	int	 fds, procs;
 };
 
+/* Add the RSS, PSS, descriptors and processes of a process tree to m. */
 static void
 tree_mem(pid_t pid, struct mem *m)
 {
@@ -1026,6 +1034,7 @@ cmp_double(const void *a, const void *b)
 	return (x < y ? -1 : x > y);
 }
 
+/* Fresh connections from o->conc threads: rate and latency percentiles. */
 static int
 run_rr(struct client_opts *o)
 {
