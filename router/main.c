@@ -231,6 +231,7 @@ dsroute_run(void)
 	struct route	*r;
 	struct event	*sig[3];
 	static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
+	sigset_t	 stopping;
 	char		 err[512];
 	size_t		 i;
 
@@ -257,6 +258,16 @@ dsroute_run(void)
 	log_info("ready");
 
 	event_base_dispatch(base);
+
+	/*
+	 * Stopping already: freeing the signal events below restores the
+	 * default actions, and a further SIGTERM must not cut the clean-up
+	 * short (exit status 143).  Hold such signals until we exit.
+	 */
+	sigemptyset(&stopping);
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		sigaddset(&stopping, signals[i]);
+	sigprocmask(SIG_BLOCK, &stopping, NULL);
 
 	session_close_all("router stopped");
 	while ((r = TAILQ_FIRST(&routes)) != NULL) {
