@@ -25,7 +25,7 @@
 # Knobs (environment): ROUNDS, IDLE_ROUNDS, PLAIN_BYTES, TLS_BYTES,
 # RR_SECS, RR4_SECS, IDLE_N, STALL_N, STALL_BYTES, PORT_BASE, ONLY (a
 # regular expression of config names), WORKLOADS (a subset of "stream rr
-# idle"), DSROUTE (use this binary instead of building one), DSROUTE_B
+# syscalls idle"), DSROUTE (use this binary instead of building one), DSROUTE_B
 # (a second dsroute binary measured alongside as dsroute-b, for a
 # before/after comparison in one run), WAIT_QUIET (wait up to this many
 # seconds for the load average to fall below QUIET_LOAD, default 1.0),
@@ -45,7 +45,7 @@ fi
 : "${RR_SECS:=2}" "${RR4_SECS:=1.5}" "${IDLE_N:=1000}"
 : "${STALL_N:=100}" "${STALL_BYTES:=67108864}"
 : "${PORT_BASE:=17100}" "${ONLY:=.}" "${OUT:=$top/bench/results}"
-: "${WORKLOADS:=stream rr idle}"
+: "${WORKLOADS:=stream rr syscalls idle}"
 B=$top/bench/build
 
 log() {
@@ -357,13 +357,52 @@ measure() {
 	return 0
 }
 
+# Count the relay's system calls (strace -c -f) over one client run:
+# per connection for rr (1000 of them), per MB for a stream.
+syscalls() {
+	local c=$1 kind=$2 st out=$W/strace.out per
+	shift 2
+	local pid=${RPID[$c]} i
+	strace -c -S calls -f -p "$pid" -o "$out" 2>/dev/null &
+	st=$!
+	for i in $(seq 1 200); do
+		awk '/^TracerPid:/ { exit $2 == 0 }' "/proc/$pid/status" &&
+		    break
+		sleep 0.01
+	done
+	"$B/dsbench" "$kind" "$(config_addr "$c")" --timeout 120 "$@" \
+	    >/dev/null 2>>"$W/client.err" || true
+	# A forked relay's child is still closing: wait until it is gone.
+	for i in $(seq 1 200); do
+		[ -s "/proc/$pid/task/$pid/children" ] || break
+		sleep 0.01
+	done
+	kill -INT "$st" 2>/dev/null || true
+	wait "$st" 2>/dev/null || true
+	per=1000
+	[ "$kind" = stream ] && per=256
+	awk -v c="$c" -v k="$kind" -v per="$per" '
+	    $NF == "total" { total = $4 }
+	    NF >= 5 && $NF != "total" && $4 ~ /^[0-9]+$/ &&
+	    $4 / per >= 0.05 && n++ < 6 {
+		top = top sprintf("%s%s:%.1f", top == "" ? "" : ",", $NF,
+		    $4 / per)
+	    }
+	    END {
+		if (total > 0)
+			printf "RESULT kind=syscalls config=%s workload=%s " \
+			    "per_unit=%.1f top=%s round=1\n", c, k,
+			    total / per, top
+	    }' "$out" >>"$RAW"
+}
+
 # ---- the run -------------------------------------------------------------
 
 main() {
 	local r i c n order idle_configs stream_bytes
 
 	install_missing gcc make autoconf automake pkg-config libevent-dev \
-	    libssl-dev socat haproxy stunnel4 openssl python3 procps
+	    libssl-dev socat haproxy stunnel4 openssl python3 procps strace
 	build
 	dsrouter_install
 
@@ -475,6 +514,17 @@ main() {
 			fi
 		done
 	done
+
+	# System calls per fresh connection and per MB: exact counts, immune
+	# to the machine's load.
+	if want syscalls; then
+		log "system calls"
+		for c in $RUN; do
+			[ -n "${RPID[$c]:-}" ] || continue
+			syscalls "$c" rr --conc 1 --max 1000 --duration 60
+			syscalls "$c" stream --bytes 268435456
+		done
+	fi
 
 	# Idle sessions and stalled readers, each on a freshly started relay.
 	idle_configs=$(echo $RUN | tr ' ' '\n' | grep -v '^direct-' || true)

@@ -225,6 +225,29 @@ def main():
               f"{fmt(med(run.values('stall', '', c, 'growth_kib')), 0)} |")
         w("")
 
+    sc = [r for r in results if r["kind"] == "syscalls"]
+    if sc:
+        w("## System calls of the relay (strace -c -f; exact, not timed)")
+        w("")
+        w("| config | per fresh connection | most frequent | per MB "
+          "streamed | most frequent |")
+        w("|---|---|---|---|---|")
+        for c in configs:
+            rr = [r for r in sc if r["config"] == c and
+                  r["workload"] == "rr"]
+            st = [r for r in sc if r["config"] == c and
+                  r["workload"] == "stream"]
+            if not rr and not st:
+                continue
+
+            def cell(rs):
+                if not rs:
+                    return "– | –"
+                top = rs[0]["top"].replace(",", ", ")
+                return f"{float(rs[0]['per_unit']):.1f} | {top}"
+            w(f"| {c} | {cell(rr)} | {cell(st)} |")
+        w("")
+
     # The targets of issue 7, for dsroute.
     w("## Targets (dsroute, same run)")
     w("")
