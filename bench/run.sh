@@ -27,7 +27,9 @@
 # regular expression of config names), WORKLOADS (a subset of "stream rr
 # syscalls idle"), DSROUTE (use this binary instead of building one), DSROUTE_B
 # (a second dsroute binary measured alongside as dsroute-b, for a
-# before/after comparison in one run), WAIT_QUIET (wait up to this many
+# before/after comparison in one run), DSROUTE_ARGS (options for every
+# dsroute, e.g. "-v warning" to drop the one log line per session that
+# the peers here do not write), WAIT_QUIET (wait up to this many
 # seconds for the load average to fall below QUIET_LOAD, default 1.0),
 # KEEP (keep the work directory), OUT (results directory).
 
@@ -45,7 +47,7 @@ fi
 : "${RR_SECS:=2}" "${RR4_SECS:=1.5}" "${IDLE_N:=1000}"
 : "${STALL_N:=100}" "${STALL_BYTES:=67108864}"
 : "${PORT_BASE:=17100}" "${ONLY:=.}" "${OUT:=$top/bench/results}"
-: "${WORKLOADS:=stream rr syscalls idle}"
+: "${WORKLOADS:=stream rr syscalls idle}" "${DSROUTE_ARGS:=}"
 B=$top/bench/build
 
 log() {
@@ -249,24 +251,24 @@ relay_cmd() {
 	direct-*)
 		;;
 	dsroute:rt-uds)
-		CMD=("$DSROUTE" uds:"$W/rt.sock",connect
+		CMD=("$DSROUTE" $DSROUTE_ARGS uds:"$W/rt.sock",connect
 		    tcp:127.0.0.1:$(port 10),listen) ;;
 	dsroute:rt-tcp)
-		CMD=("$DSROUTE" uds:"$W/dsr-rt-tcp.sock",listen
+		CMD=("$DSROUTE" $DSROUTE_ARGS uds:"$W/dsr-rt-tcp.sock",listen
 		    tcp:"$srv_tcp",connect) ;;
 	dsroute:tls-rt-uds)
 		[ "$DSROUTE_TLS" = available ] || return 1
-		CMD=("$DSROUTE" uds:"$W/rt.sock",connect
+		CMD=("$DSROUTE" $DSROUTE_ARGS uds:"$W/rt.sock",connect
 		    tls:127.0.0.1:$(port 20),listen,$tlsopt) ;;
 	dsroute:tls-rt-tls)
 		[ "$DSROUTE_TLS" = available ] || return 1
-		CMD=("$DSROUTE" uds:"$W/dsr-tls-rt-tls.sock",listen
+		CMD=("$DSROUTE" $DSROUTE_ARGS uds:"$W/dsr-tls-rt-tls.sock",listen
 		    tls:"$srv_tls",connect,ca=$W/cert.pem,sni=localhost) ;;
 	dsroute-b:rt-uds)
-		CMD=("$DSROUTE_B" uds:"$W/rt.sock",connect
+		CMD=("$DSROUTE_B" $DSROUTE_ARGS uds:"$W/rt.sock",connect
 		    tcp:127.0.0.1:$(port 14),listen) ;;
 	dsroute-b:rt-tcp)
-		CMD=("$DSROUTE_B" uds:"$W/dsrb-rt-tcp.sock",listen
+		CMD=("$DSROUTE_B" $DSROUTE_ARGS uds:"$W/dsrb-rt-tcp.sock",listen
 		    tcp:"$srv_tcp",connect) ;;
 	socat:rt-uds)
 		CMD=(socat TCP-LISTEN:$(port 11),bind=127.0.0.1,fork,reuseaddr,nodelay,backlog=4096
@@ -455,7 +457,8 @@ main() {
 		echo "# settings: ROUNDS=$ROUNDS IDLE_ROUNDS=$IDLE_ROUNDS" \
 		    "PLAIN_BYTES=$PLAIN_BYTES TLS_BYTES=$TLS_BYTES" \
 		    "RR_SECS=$RR_SECS RR4_SECS=$RR4_SECS IDLE_N=$IDLE_N" \
-		    "STALL_N=$STALL_N STALL_BYTES=$STALL_BYTES"
+		    "STALL_N=$STALL_N STALL_BYTES=$STALL_BYTES" \
+		    "DSROUTE_ARGS='$DSROUTE_ARGS'"
 	} >"$RAW"
 	log "raw results: $RAW"
 

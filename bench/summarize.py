@@ -175,7 +175,7 @@ def main():
             cpu = run.values("stream", "", c, "cpu_s_per_gb")
             w(f"| {c} | {rng(run.values('stream', '', c, 'gbps'))} | "
               f"{fmt(run.paired('stream', '', c, ref, 'gbps')) if c != ref else '–'} | "
-              f"{' | '.join(peers)} | "
+              f"{''.join(x + ' | ' for x in peers)}"
               f"{fmt(med(cpu), 3) if c.split(':')[0] not in ('direct-uds', 'direct-tcp', 'direct-tls') else '–'} |")
         w("")
         w(f"## {title}: (b) a fresh connection per ProcessInfo")
@@ -197,7 +197,7 @@ def main():
                              if pc and pc != c and pc in cfgs else "–")
             w(f"| {c} | {rng(run.values('rr', '1', c, 'conn_per_s'), 0)} | "
               f"{fmt(run.paired('rr', '1', c, ref, 'conn_per_s')) if c != ref else '–'} | "
-              f"{' | '.join(peers)} | "
+              f"{''.join(x + ' | ' for x in peers)}"
               f"{fmt(med(run.values('rr', '1', c, 'p50_us')), 0)} | "
               f"{fmt(run.paired('rr', '1', c, ref, 'p50_us', 'diff'), 0) if c != ref else '–'} | "
               f"{fmt(med(run.values('rr', '1', c, 'p99_us')), 0)} | "
