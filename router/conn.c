@@ -60,8 +60,8 @@ conn_init(struct conn *c, struct session *s, int side, struct endpoint *ep)
 static void
 conn_set_events(struct conn *c)
 {
-	event_assign(&c->rev, base, c->fd, EV_READ | EV_PERSIST, conn_event,
-	    c);
+	event_assign(&c->rev, base, c->fd, EV_READ | EV_PERSIST,
+	    conn_event, c);
 	event_assign(&c->wev, base, c->fd, EV_WRITE | EV_PERSIST, conn_event,
 	    c);
 	c->rev_added = c->wev_added = 0;

@@ -71,16 +71,26 @@ log_enabled(enum log_level level)
 	return (level != LL_NONE && level <= log_level);
 }
 
+/* Format the line once and hand it to stderr in one write. */
 void
 log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
 	char	 line[2048];
-	int	 saved_errno = errno;
+	size_t	 len;
+	int	 n, saved_errno = errno;
 
 	if (!log_enabled(level))
 		return;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "%s: %s\n", levels[level].prefix, line);
+	len = strlen(levels[level].prefix);
+	memcpy(line, levels[level].prefix, len);
+	line[len++] = ':';
+	line[len++] = ' ';
+	n = vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
+	if (n > 0)
+		len += (size_t)n < sizeof(line) - len - 1 ? (size_t)n :
+		    sizeof(line) - len - 2;
+	line[len++] = '\n';
+	fwrite(line, 1, len, stderr);
 	errno = saved_errno;
 }
 

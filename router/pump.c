@@ -124,10 +124,21 @@ end_sending(struct conn *c)
 static void
 maybe_shutdown(struct conn *c)
 {
+	struct conn	*src = peer_of(c);
+
 	if (c->shut || !conn_is_open(c) || !c->writing ||
-	    c->session->state != S_PUMP || !peer_of(c)->eof ||
+	    c->session->state != S_PUMP || !src->eof ||
 	    evbuffer_get_length(c->out) != 0)
 		return;
+	/*
+	 * Both directions are over and the session closes at once.  On a
+	 * plain socket (no transport state, such as a TLS close_notify to
+	 * send) close() sends the same FIN: spare the system call.
+	 */
+	if (c->eof && src->shut && c->tls == NULL) {
+		c->shut = 1;
+		return;
+	}
 	end_sending(c);
 }
 

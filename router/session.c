@@ -530,9 +530,12 @@ session_conn_ready(struct conn *c)
 	switch (s->state) {
 	case S_CLASSIFY:
 		arm_timer(s, settings.handshake_timeout_ms);
+		/*
+		 * A client usually writes right after connecting: read now
+		 * rather than after a trip through the event loop.
+		 */
 		c->reading = 1;
-		conn_update(c);
-		return (0);
+		return (pump_read(c));
 	case S_PROBE:
 		runtime_seen(s->route);
 		c->reading = c->writing = 1;

@@ -24,6 +24,7 @@
 #include <netinet/tcp.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,8 @@ tcp_listen(struct endpoint *ep, char *err, size_t len)
 		snprintf(err, len, "socket: %s", strerror(errno));
 		return (-1);
 	}
+	/* Accepted sockets inherit TCP_NODELAY: no setsockopt per session. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
 	    bind(fd, (struct sockaddr *)&ep->addr, ep->addrlen) == -1 ||
 	    listen(fd, SOMAXCONN) == -1) {
@@ -95,37 +98,61 @@ tcp_unlisten(struct endpoint *ep)
 {
 }
 
+/*
+ * A connect to a nearby peer, loopback above all, has usually finished
+ * by the time connect() says EINPROGRESS: look once, without waiting, to
+ * spare a trip through the event loop.  Return 1 if it has finished,
+ * with *error set (0 when connected).
+ */
+static int
+connect_finished(int fd, int *error)
+{
+	struct pollfd	 pfd;
+	socklen_t	 len = sizeof(*error);
+
+	pfd.fd = fd;
+	pfd.events = POLLOUT;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) != 1)
+		return (0);
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, error, &len) == -1)
+		*error = errno;
+	return (1);
+}
+
 /* Start a non-blocking connect to the endpoint's address. */
 int
 tcp_dial(struct endpoint *ep, int *pending)
 {
-	int	 fd, saved, on = 1;
+	int	 fd, error, on = 1;
 
 	if ((fd = tcp_socket(ep->addr.ss_family)) == -1)
 		return (-1);
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 	*pending = 0;
-	if (connect(fd, (struct sockaddr *)&ep->addr, ep->addrlen) == -1) {
-		if (errno == EINPROGRESS) {
+	if (connect(fd, (struct sockaddr *)&ep->addr, ep->addrlen) == 0)
+		return (fd);
+	error = errno;
+	if (error == EINPROGRESS) {
+		if (!connect_finished(fd, &error)) {
 			*pending = 1;
 			return (fd);
 		}
-		saved = errno;
-		close(fd);
-		errno = saved;
-		return (-1);
+		if (error == 0)
+			return (fd);
 	}
-	return (fd);
+	close(fd);
+	errno = error;
+	return (-1);
 }
 
-/* Forward each write at once: the router adds no delay of its own. */
+/*
+ * Forward each write at once: the router adds no delay of its own.  A
+ * dialled socket got TCP_NODELAY in tcp_dial, an accepted one from its
+ * listener (Linux and the BSDs copy it to accepted sockets).
+ */
 int
 tcp_setup(struct conn *c, int accepted)
 {
-	int	 on = 1;
-
-	if (accepted)
-		(void)setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &on,
-		    sizeof(on));
 	return (0);
 }
