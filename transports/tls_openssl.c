@@ -472,6 +472,20 @@ io_result(struct conn *c, SSL *ssl, int rv, int reading)
 }
 
 /*
+ * Give the record buffers (16 KiB or so each) back while nothing is in
+ * flight.  SSL_MODE_RELEASE_BUFFERS does so after ordinary records, but
+ * not around a TLS 1.3 KeyUpdate: without this, a connection whose peer
+ * asked for new keys keeps one or two buffers as long as it lives.
+ * OpenSSL refuses, harmlessly, while a record is partly read or written.
+ */
+static void
+release_buffers(struct tls_conn *t)
+{
+	if (!SSL_has_pending(t->ssl))
+		(void)SSL_free_buffers(t->ssl);
+}
+
+/*
  * Decrypt into buf until it is full or the socket has no more: large
  * reads make a fast relay.  An error after some bytes is kept for the
  * next call.
@@ -495,6 +509,8 @@ tls_read(struct conn *c, void *buf, size_t len)
 			continue;
 		}
 		rv = io_result(c, t->ssl, n, 1);
+		if (rv == IO_WANT_READ)
+			release_buffers(t);
 		if (done == 0)
 			return (rv);
 		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE) {
@@ -554,6 +570,7 @@ tls_write(struct conn *c, const void *buf, size_t len)
 			return (done > 0 && n != IO_ERROR ? (ssize_t)done : n);
 		done += n;
 	}
+	release_buffers(t);
 	return (done);
 }
 
@@ -578,6 +595,7 @@ tls_write_buffer(struct conn *c, struct evbuffer *buf)
 		evbuffer_drain(buf, n);
 		done += n;
 	}
+	release_buffers(t);
 	return (done);
 }
 
