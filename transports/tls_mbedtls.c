@@ -355,8 +355,6 @@ tls_setup(struct conn *c, int accepted)
 	int			 rv;
 
 	(void)tcp_setup(c, accepted);
-	if (accepted && strncmp(c->peer, "tcp:", 4) == 0)
-		memcpy(c->peer, "tls:", 4);
 	if ((t = calloc(1, sizeof(*t))) == NULL) {
 		c->why = "out of memory";
 		return (-1);

@@ -268,8 +268,6 @@ tls_setup(struct conn *c, int accepted)
 	struct tls_conn	*t;
 
 	(void)tcp_setup(c, accepted);
-	if (accepted && strncmp(c->peer, "tcp:", 4) == 0)
-		memcpy(c->peer, "tls:", 4);
 	if ((t = calloc(1, sizeof(*t))) == NULL ||
 	    (t->ssl = SSL_new(c->endpoint->tls_ctx)) == NULL) {
 		free(t);
