@@ -58,6 +58,12 @@
 /* One record's worth of plaintext: the largest write TLS makes at once. */
 #define RECORD_MAX	16384
 
+/*
+ * The largest certificate list a peer may send, as with mbed TLS, whose
+ * handshake messages must fit a record: real chains take a few KiB.
+ */
+#define CHAIN_MAX	16384
+
 struct tls_conn {
 	SSL		*ssl;
 	size_t		 retry_len;	/* a write that wanted I/O: retry >= */
@@ -186,6 +192,7 @@ tls_context_new(struct endpoint *ep, char *err, size_t len)
 	    SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET);
 	SSL_CTX_set_num_tickets(ctx, 0);
 	SSL_CTX_set_max_early_data(ctx, 0);
+	SSL_CTX_set_max_cert_list(ctx, CHAIN_MAX);
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"dsroute",
 	    7);
