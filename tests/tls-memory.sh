@@ -136,7 +136,8 @@ measure() {
 	_router=$!
 	pids="$pids $_router"
 	until_true 10 grep -q '^info: ready$' "$T/router.err"
-	_port=$(sed -n 's/^info: remote t[cl][ps]:[^ ]*:\([0-9]*\): listening.*/\1/p' \
+	_port=$(sed -n \
+	    's/^info: remote t[cl][ps]:[^ ]*:\([0-9]*\): listening.*/\1/p' \
 	    "$T/router.err")
 	_addr=tcp:127.0.0.1:$_port
 
@@ -201,4 +202,4 @@ fi
 measure mtls-nocmd "tls:127.0.0.1:0,$srv,ca=$C/ca.pem" -n "$cli"
 measure verify-none "tls:127.0.0.1:0,$srv,verify=none" ""
 measure tcp-nocmd "tcp:127.0.0.1:0" tcp
-echo "# $library, $(uname -m), glibc $(getconf GNU_LIBC_VERSION | sed 's/.* //')"
+echo "# $library, $(uname -m), $(getconf GNU_LIBC_VERSION)"
