@@ -50,14 +50,15 @@ has_line "$T/b.err" 'mbed TLS' && mbed="mbed TLS 2.28 has no TLS 1.3"
 if [ -z "$mbed" ]; then
 	nocipher="no shared cipher"
 	toolong="excessive message size"
-	toolong_told="alert"
 else
 	nocipher="SSL - The server has no ciphersuites in common with the client"
-	# 2.28 takes no handshake message longer than a record, says so,
-	# and closes without an alert: the client sees a reset.
+	# 2.28 takes no handshake message longer than a record, and says so.
 	toolong="SSL - The requested feature is not available"
-	toolong_told="errno=104"
 fi
+# A client still sending, its long list or its command after a TLS 1.3
+# handshake it thinks done, may read the alert, or only find the
+# connection cut under it (EPIPE, or a reset).
+cut_told="alert|errno=(32|104)"
 
 ME="-cert $C/client1.pem -key $C/client1.key"
 
@@ -185,7 +186,7 @@ big_rounds() {
 }
 big_rounds 1
 refused bigchain "TLS-20 a certificate list of 100 certificates" \
-    "$toolong" "$toolong_told" -cert_chain "$T/bigchain.pem"
+    "$toolong" "$cut_told" -cert_chain "$T/bigchain.pem"
 tool --timeout 10 "$addr" raw $claim
 like "TLS-20 a ClientHello that claims 16 MiB: no ServerHello" \
     "$(sed -n 's/^reply //p' "$T/tool.out")" '^(15|none)'
@@ -264,11 +265,11 @@ else
 	untrusted="unable to get local issuer certificate"
 fi
 refused resume13 "TLS-16 a TLS 1.3 ticket offered after the revocation" \
-    "client certificate verify failed: ($untrusted)" "alert" \
+    "client certificate verify failed: ($untrusted)" "$cut_told" \
     -sess_in "$T/ticket13.pem"
 check "TLS-16 ... no resumption" eval "! has_line '$T/resume13.out' '^Reused'"
 refused resume12 "TLS-16 a TLS 1.2 session ID offered after the revocation" \
-    "client certificate verify failed: ($untrusted)" "alert" \
+    "client certificate verify failed: ($untrusted)" "$cut_told" \
     -no_tls1_3 -sess_in "$T/session12.pem"
 check "TLS-16 ... no resumption" eval "! has_line '$T/resume12.out' '^Reused'"
 
