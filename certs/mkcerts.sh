@@ -46,7 +46,7 @@
 set -eu
 
 usage() {
-	sed -n '/^# Make a private/,/^# certificate and the intermediates/p' "$0" |
+	sed -n '/^# Make a private/,/^# certificate and the inter/p' "$0" |
 	    sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
