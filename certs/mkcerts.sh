@@ -21,10 +21,13 @@
 #	mkcerts.sh ca					# out/ca.pem, out/ca.key
 #	mkcerts.sh server pod1 dns:pod1.example ip:10.0.0.7
 #	mkcerts.sh client laptop
+#	mkcerts.sh intermediate team			# a CA signed by ca
+#	mkcerts.sh -C team client tool		# tool-chain.pem: tool, team
 #
 # Options, before the command:
 #	-d DIR		write into DIR (default: certs/out next to this script)
-#	-C NAME		sign with the CA DIR/NAME.pem (default: ca)
+#	-C NAME		sign with DIR/NAME.pem and NAME.key (default: ca)
+#	--pathlen N	an intermediate's path length constraint
 #	-k ec|rsa	key type: ECDSA P-256 (default) or RSA 2048
 #	--days N	valid from now for N days (default: 825; a CA 3650)
 #	--not-before T, --not-after T
@@ -36,12 +39,14 @@
 # SANs are dns:NAME, ip:ADDRESS, uri:URI or email:ADDRESS.  A server with
 # none gets dns:NAME (ip:NAME for an address).  Each certificate is
 # NAME.pem with its key NAME.key (mode 0600); the script prints the
-# certificate's SHA-256 fingerprint, the value allow-fp= takes.
+# certificate's SHA-256 fingerprint, the value allow-fp= takes.  An
+# intermediate, and a certificate it signs, also get NAME-chain.pem: the
+# certificate and the intermediates above it, the file cert= takes.
 
 set -eu
 
 usage() {
-	sed -n '/^# Make a private/,/^# certificate.s SHA-256/p' "$0" |
+	sed -n '/^# Make a private/,/^# certificate and the inter/p' "$0" |
 	    sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
@@ -53,6 +58,7 @@ days=""
 not_before=""
 not_after=""
 eku=""
+pathlen=""
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -63,6 +69,7 @@ while [ $# -gt 0 ]; do
 	--not-before) not_before=$2; shift 2 ;;
 	--not-after) not_after=$2; shift 2 ;;
 	--eku) eku=$2; shift 2 ;;
+	--pathlen) pathlen=$2; shift 2 ;;
 	-h|--help) usage ;;
 	-*) echo "mkcerts.sh: unknown option $1" >&2; usage ;;
 	*) break ;;
@@ -73,7 +80,7 @@ kind=$1
 shift
 case "$kind" in
 ca) name=${1:-ca}; [ $# -gt 0 ] && shift ;;
-server|client) [ $# -ge 1 ] || usage; name=$1; shift ;;
+server|client|intermediate) [ $# -ge 1 ] || usage; name=$1; shift ;;
 *) usage ;;
 esac
 case "$name" in
@@ -142,7 +149,14 @@ if [ $# -eq 0 ] && [ "$kind" = server ]; then
 	fi
 fi
 sans=$(san_list "$@")
-[ -n "$eku" ] || { [ "$kind" = server ] && eku=serverAuth || eku=clientAuth; }
+case "$kind" in
+server) : "${eku:=serverAuth}" ;;
+client) : "${eku:=clientAuth}" ;;
+esac
+case "$pathlen" in
+""|[0-9]|[0-9][0-9]) ;;
+*) echo "mkcerts.sh: --pathlen $pathlen: give a number" >&2; exit 2 ;;
+esac
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mkcerts.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -163,6 +177,11 @@ email_in_dn = no
 default_days = ${days:-825}
 [ any ]
 commonName = supplied
+[ intermediate ]
+basicConstraints = critical,CA:TRUE${pathlen:+,pathlen:$pathlen}
+keyUsage = critical,keyCertSign,cRLSign
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
 [ leaf ]
 basicConstraints = critical,CA:FALSE
 keyUsage = critical,digitalSignature,keyEncipherment
@@ -171,11 +190,13 @@ subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid
 EOF
 [ -n "$sans" ] && echo "subjectAltName = $sans" >>"$work/ca.cnf"
+extensions=leaf
+[ "$kind" = intermediate ] && extensions=intermediate
 
 new_key "$dir/$name.key"
 openssl req -new -key "$dir/$name.key" -subj "/CN=$name" \
     -out "$work/req.pem"
-set -- -batch -config "$work/ca.cnf" -extensions leaf -notext \
+set -- -batch -config "$work/ca.cnf" -extensions $extensions -notext \
     -rand_serial -cert "$dir/$ca.pem" -keyfile "$dir/$ca.key" \
     -in "$work/req.pem" -out "$dir/$name.pem"
 [ -n "$not_before" ] && set -- "$@" -startdate "$not_before"
@@ -183,4 +204,12 @@ set -- -batch -config "$work/ca.cnf" -extensions leaf -notext \
 [ -n "$days" ] && set -- "$@" -days "$days"
 openssl ca "$@" 2>"$work/ca.err" || { cat "$work/ca.err" >&2; exit 1; }
 chmod 0644 "$dir/$name.pem"
+# What a peer must send: this certificate and the intermediates above it.
+if [ "$kind" = intermediate ] || [ -f "$dir/$ca-chain.pem" ]; then
+	cat "$dir/$name.pem" >"$dir/$name-chain.pem"
+	if [ -f "$dir/$ca-chain.pem" ]; then
+		cat "$dir/$ca-chain.pem" >>"$dir/$name-chain.pem"
+	fi
+	chmod 0644 "$dir/$name-chain.pem"
+fi
 echo "$dir/$name.pem $(fingerprint "$dir/$name.pem")"

@@ -459,7 +459,7 @@ parse_principal(enum principal_type type, const char *v, struct grant *g,
 		}
 		return (0);
 	default:
-		if (n == 0 || n >= sizeof(((struct identity *)0)->cn)) {
+		if (n == 0 || n > IDENTITY_NAME_MAX) {
 			snprintf(err, len, "the name is empty or longer than "
 			    "255 bytes");
 			return (-1);
@@ -664,7 +664,7 @@ san_matches(const struct grant *g, const struct identity *id)
 		want = SAN_IP;
 		break;
 	}
-	for (i = 0; i < id->nsan && i < IDENTITY_MAX_SANS; i++) {
+	for (i = 0; i < id->nsan; i++) {
 		if (id->san[i].type != want)
 			continue;
 		if (want == SAN_IP) {

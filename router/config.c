@@ -546,9 +546,10 @@ route_named(struct route_list *list, const char *name)
 }
 
 /*
- * Reload: give the running routes the access control of the new file,
- * which loaded without error.  Routes added, removed or with other
- * endpoints need new listeners; they are logged and wait for a restart.
+ * Reload: give the running routes the access control and TLS allow-lists
+ * of the new file, which loaded without error.  Routes added, removed or
+ * with other endpoints need new listeners; they are logged and wait for
+ * a restart.
  * Return the number of changes that wait.
  */
 int
@@ -580,6 +581,11 @@ config_apply(struct config *cfg)
 			acl_policy_free(ep->policy);
 			ep->policy = nep->policy;
 			nep->policy = NULL;
+			free(ep->allow);
+			ep->allow = nep->allow;
+			ep->nallow = nep->nallow;
+			nep->allow = NULL;
+			nep->nallow = 0;
 		}
 	}
 	TAILQ_FOREACH(nr, &cfg->routes, entry) {

@@ -162,9 +162,12 @@ struct endpoint {
 
 /*
  * A TLS peer's verified certificate, filled in by a TLS transport and
- * matched by the allow-lists and the ACL.  Allocated only for TLS conns.
+ * matched by the allow-lists and the ACL.  Allocated only for TLS conns,
+ * in one block that holds exactly the names present: free() frees it.
+ * The transports fill an identity_draft, and identity_pack() makes one.
  */
 #define IDENTITY_MAX_SANS	16
+#define IDENTITY_NAME_MAX	255	/* longest CN or SAN kept, in bytes */
 
 enum san_type {
 	SAN_DNS,
@@ -173,14 +176,27 @@ enum san_type {
 	SAN_EMAIL
 };
 
+struct identity_san {
+	enum san_type	 type;
+	const char	*value;			/* IP as text */
+};
+
 struct identity {
-	char		 cn[256];		/* subject CN, "" if none */
+	const char		*cn;		/* subject CN, "" if none */
+	int			 nsan;
+	uint8_t			 fingerprint[32]; /* SHA-256 of the DER leaf */
+	struct identity_san	 san[];		/* nsan, then the names */
+};
+
+/* An identity being read from a certificate (identity.c). */
+struct identity_draft {
+	char		 cn[IDENTITY_NAME_MAX + 1];
 	struct {
 		enum san_type	 type;
-		char		 value[256];	/* IP as text */
+		char		 value[IDENTITY_NAME_MAX + 1];
 	}		 san[IDENTITY_MAX_SANS];
 	int		 nsan;
-	uint8_t		 fingerprint[32];	/* SHA-256 of the DER leaf */
+	uint8_t		 fingerprint[32];
 };
 
 /* One entry of a TLS listener's allow-list (identity.c). */
@@ -193,7 +209,7 @@ enum allow_kind {
 struct allow_rule {
 	enum allow_kind	 kind;
 	enum san_type	 san_type;		/* ALLOW_SAN */
-	char		 value[256];		/* CN or SAN, as written */
+	char		 value[IDENTITY_NAME_MAX + 1];	/* CN or SAN */
 	uint8_t		 fingerprint[32];	/* ALLOW_FP */
 };
 
@@ -499,6 +515,12 @@ struct forward {
 };
 
 /* identity.c */
+void		 identity_draft_init(struct identity_draft *);
+int		 identity_draft_cn(struct identity_draft *, const void *,
+		    size_t);
+int		 identity_draft_san(struct identity_draft *, enum san_type,
+		    const void *, size_t);
+struct identity	*identity_pack(const struct identity_draft *);
 int		 identity_rule_parse(enum allow_kind, const char *,
 		    struct allow_rule *, char *, size_t);
 int		 identity_match(const struct identity *,

@@ -92,13 +92,16 @@ static const struct endpoint_option options[] = {
 	{ "ca", TLS, 1, set_ca },
 	{ "sni", TLS, 1, set_sni },
 	{ "verify", TLS, 1, set_verify },
+};
+
+/*
+ * Access control (acl.c) and TLS allow-lists (identity.c): the only
+ * options a reload changes in place.
+ */
+static const struct endpoint_option policy_options[] = {
 	{ "allow-cn", TLS, 1, set_allow_cn },
 	{ "allow-san", TLS, 1, set_allow_san },
 	{ "allow-fp", TLS, 1, set_allow_fp },
-};
-
-/* Access control (acl.c): the only options a reload changes in place. */
-static const struct endpoint_option policy_options[] = {
 	{ "policy", ANY_TYPE, 1, set_policy },
 	{ "allow", ANY_TYPE, 1, set_allow },
 	{ "deny", ANY_TYPE, 1, set_deny },

@@ -85,11 +85,11 @@ principal_describe(const struct conn *c, const struct acl_peer *peer,
 		snprintf(buf, len, "addr=%s", addr);
 		return;
 	}
-	log_escape(cn, sizeof(cn), id->cn, sizeof(id->cn));
+	log_escape(cn, sizeof(cn), id->cn, strlen(id->cn));
 	/* The first SAN is enough to tell peers apart; the pin is exact. */
 	if (id->nsan > 0)
 		log_escape(san, sizeof(san), id->san[0].value,
-		    sizeof(id->san[0].value));
+		    strlen(id->san[0].value));
 	else
 		snprintf(san, sizeof(san), "-");
 	for (i = 0; i < 32; i++)

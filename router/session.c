@@ -123,7 +123,8 @@ session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
 	c = &s->conn[side];
 	if (sa->sa_family != AF_UNIX) {
 		sockaddr_name(sa, salen, addr, sizeof(addr));
-		snprintf(c->peer, sizeof(c->peer), "tcp:%s", addr);
+		snprintf(c->peer, sizeof(c->peer), "%s:%s",
+		    c->transport->name, addr);
 	}
 	s->state = S_CLASSIFY;
 	log_debug("session %" PRIu64 ": accepted %s on %s", s->id, c->peer,

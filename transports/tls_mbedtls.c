@@ -355,8 +355,6 @@ tls_setup(struct conn *c, int accepted)
 	int			 rv;
 
 	(void)tcp_setup(c, accepted);
-	if (accepted && strncmp(c->peer, "tcp:", 4) == 0)
-		memcpy(c->peer, "tls:", 4);
 	if ((t = calloc(1, sizeof(*t))) == NULL) {
 		c->why = "out of memory";
 		return (-1);
@@ -385,20 +383,9 @@ tls_setup(struct conn *c, int accepted)
 	return (0);
 }
 
-/* Copy a name of a certificate if it is short and holds no NUL. */
-static int
-copy_name(char *dst, size_t len, const unsigned char *p, size_t n)
-{
-	if (n == 0 || n >= len || memchr(p, '\0', n) != NULL)
-		return (-1);
-	memcpy(dst, p, n);
-	dst[n] = '\0';
-	return (0);
-}
-
-/* The subject CN, only if there is exactly one. */
+/* The subject CN, only if there is exactly one, as a text string. */
 static void
-identity_cn(struct identity *id, const mbedtls_x509_crt *crt)
+identity_cn(struct identity_draft *d, const mbedtls_x509_crt *crt)
 {
 	const mbedtls_x509_name	*n, *cn = NULL;
 
@@ -413,26 +400,22 @@ identity_cn(struct identity *id, const mbedtls_x509_crt *crt)
 	if (cn != NULL && (cn->val.tag == MBEDTLS_ASN1_UTF8_STRING ||
 	    cn->val.tag == MBEDTLS_ASN1_PRINTABLE_STRING ||
 	    cn->val.tag == MBEDTLS_ASN1_IA5_STRING))
-		(void)copy_name(id->cn, sizeof(id->cn), cn->val.p,
-		    cn->val.len);
+		(void)identity_draft_cn(d, cn->val.p, cn->val.len);
 }
 
 /* The DNS, URI, IP and e-mail SANs, each with its type. */
 static void
-identity_sans(struct identity *id, const mbedtls_x509_crt *crt)
+identity_sans(struct identity_draft *d, const mbedtls_x509_crt *crt)
 {
 	const mbedtls_x509_sequence	*s;
-	char				*value;
-	size_t				 size = sizeof(id->san[0].value);
-	int				 ok, type;
+	enum san_type			 type;
 
-	for (s = &crt->subject_alt_names; s != NULL && s->buf.p != NULL &&
-	    id->nsan < IDENTITY_MAX_SANS; s = s->next) {
+	for (s = &crt->subject_alt_names; s != NULL && s->buf.p != NULL;
+	    s = s->next) {
 		if ((s->buf.tag & MBEDTLS_ASN1_TAG_CLASS_MASK) !=
 		    MBEDTLS_ASN1_CONTEXT_SPECIFIC ||
 		    (s->buf.tag & MBEDTLS_ASN1_CONSTRUCTED))
 			continue;
-		value = id->san[id->nsan].value;
 		switch (s->buf.tag & MBEDTLS_ASN1_TAG_VALUE_MASK) {
 		case SAN_TAG_DNS:
 			type = SAN_DNS;
@@ -449,17 +432,7 @@ identity_sans(struct identity *id, const mbedtls_x509_crt *crt)
 		default:
 			continue;
 		}
-		if (type == SAN_IP && s->buf.len == 4)
-			ok = inet_ntop(AF_INET, s->buf.p, value, size) ? 0 : -1;
-		else if (type == SAN_IP && s->buf.len == 16)
-			ok = inet_ntop(AF_INET6, s->buf.p, value, size) ? 0 :
-			    -1;
-		else if (type == SAN_IP)
-			ok = -1;
-		else
-			ok = copy_name(value, size, s->buf.p, s->buf.len);
-		if (ok == 0)
-			id->san[id->nsan++].type = type;
+		(void)identity_draft_san(d, type, s->buf.p, s->buf.len);
 	}
 }
 
@@ -515,11 +488,14 @@ verify_failed(struct conn *c, uint32_t flags)
  * client certificate that was sent must verify; an IP address dialled
  * must be in the server's certificate), then keep the verified
  * certificate as the peer's identity and name it in the printable peer.
+ * mbed TLS keeps the parsed certificate as long as the connection lives
+ * unless it was built without MBEDTLS_SSL_KEEP_PEER_CERTIFICATE.
  */
 static int
 handshake_done(struct conn *c, struct tls_conn *t)
 {
 	const mbedtls_x509_crt	*crt = mbedtls_ssl_get_peer_cert(&t->ssl);
+	struct identity_draft	 draft;
 	struct identity		*id;
 	uint32_t		 flags;
 	uint8_t			 ip[16];
@@ -540,16 +516,16 @@ handshake_done(struct conn *c, struct tls_conn *t)
 			return (IO_ERROR);
 		}
 	}
-	if ((id = calloc(1, sizeof(*id))) == NULL) {
-		c->why = "out of memory";
+	identity_draft_init(&draft);
+	identity_cn(&draft, crt);
+	identity_sans(&draft, crt);
+	if (mbedtls_sha256_ret(crt->raw.p, crt->raw.len, draft.fingerprint,
+	    0) != 0) {
+		c->why = "cannot hash the peer's certificate";
 		return (IO_ERROR);
 	}
-	identity_cn(id, crt);
-	identity_sans(id, crt);
-	if (mbedtls_sha256_ret(crt->raw.p, crt->raw.len, id->fingerprint,
-	    0) != 0) {
-		free(id);
-		c->why = "cannot hash the peer's certificate";
+	if ((id = identity_pack(&draft)) == NULL) {
+		c->why = "out of memory";
 		return (IO_ERROR);
 	}
 	free(c->identity);

@@ -58,6 +58,12 @@
 /* One record's worth of plaintext: the largest write TLS makes at once. */
 #define RECORD_MAX	16384
 
+/*
+ * The largest certificate list a peer may send, as with mbed TLS, whose
+ * handshake messages must fit a record: real chains take a few KiB.
+ */
+#define CHAIN_MAX	16384
+
 struct tls_conn {
 	SSL		*ssl;
 	size_t		 retry_len;	/* a write that wanted I/O: retry >= */
@@ -186,6 +192,7 @@ tls_context_new(struct endpoint *ep, char *err, size_t len)
 	    SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET);
 	SSL_CTX_set_num_tickets(ctx, 0);
 	SSL_CTX_set_max_early_data(ctx, 0);
+	SSL_CTX_set_max_cert_list(ctx, CHAIN_MAX);
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"dsroute",
 	    7);
@@ -268,8 +275,6 @@ tls_setup(struct conn *c, int accepted)
 	struct tls_conn	*t;
 
 	(void)tcp_setup(c, accepted);
-	if (accepted && strncmp(c->peer, "tcp:", 4) == 0)
-		memcpy(c->peer, "tls:", 4);
 	if ((t = calloc(1, sizeof(*t))) == NULL ||
 	    (t->ssl = SSL_new(c->endpoint->tls_ctx)) == NULL) {
 		free(t);
@@ -290,23 +295,9 @@ tls_setup(struct conn *c, int accepted)
 	return (0);
 }
 
-/* Copy an ASN.1 string if it is short and holds no NUL. */
-static int
-copy_name(char *dst, size_t len, const ASN1_STRING *s)
-{
-	int	 n = ASN1_STRING_length(s);
-
-	if (n <= 0 || (size_t)n >= len ||
-	    memchr(ASN1_STRING_get0_data(s), '\0', n) != NULL)
-		return (-1);
-	memcpy(dst, ASN1_STRING_get0_data(s), n);
-	dst[n] = '\0';
-	return (0);
-}
-
-/* The subject CN, only if there is exactly one and it is clean UTF-8. */
+/* The subject CN, only if there is exactly one, as UTF-8. */
 static void
-identity_cn(struct identity *id, X509 *x)
+identity_cn(struct identity_draft *d, X509 *x)
 {
 	X509_NAME	*subject = X509_get_subject_name(x);
 	unsigned char	*utf8;
@@ -318,97 +309,87 @@ identity_cn(struct identity *id, X509 *x)
 		return;
 	n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(
 	    X509_NAME_get_entry(subject, i)));
-	if (n <= 0)
+	if (n < 0)
 		return;
-	if ((size_t)n < sizeof(id->cn) && memchr(utf8, '\0', n) == NULL) {
-		memcpy(id->cn, utf8, n);
-		id->cn[n] = '\0';
-	}
+	(void)identity_draft_cn(d, utf8, n);
 	OPENSSL_free(utf8);
 }
 
 /* The DNS, URI, IP and e-mail SANs, each with its type. */
 static void
-identity_sans(struct identity *id, X509 *x)
+identity_sans(struct identity_draft *d, X509 *x)
 {
 	GENERAL_NAMES		*names;
 	const GENERAL_NAME	*gn;
-	const unsigned char	*ip;
-	int			 i, type, ok;
+	const ASN1_STRING	*value;
+	enum san_type		 type;
+	int			 i;
 
 	names = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
 	if (names == NULL)
 		return;
-	for (i = 0; i < sk_GENERAL_NAME_num(names) &&
-	    id->nsan < IDENTITY_MAX_SANS; i++) {
+	for (i = 0; i < sk_GENERAL_NAME_num(names); i++) {
 		gn = sk_GENERAL_NAME_value(names, i);
-		ok = -1;
 		switch (gn->type) {
 		case GEN_DNS:
 			type = SAN_DNS;
+			value = gn->d.dNSName;
 			break;
 		case GEN_URI:
 			type = SAN_URI;
+			value = gn->d.uniformResourceIdentifier;
 			break;
 		case GEN_EMAIL:
 			type = SAN_EMAIL;
+			value = gn->d.rfc822Name;
 			break;
 		case GEN_IPADD:
 			type = SAN_IP;
+			value = gn->d.iPAddress;
 			break;
 		default:
 			continue;
 		}
-		if (type == SAN_IP) {
-			ip = ASN1_STRING_get0_data(gn->d.ip);
-			if (ASN1_STRING_length(gn->d.ip) == 4)
-				ok = inet_ntop(AF_INET, ip,
-				    id->san[id->nsan].value,
-				    sizeof(id->san[0].value)) ? 0 : -1;
-			else if (ASN1_STRING_length(gn->d.ip) == 16)
-				ok = inet_ntop(AF_INET6, ip,
-				    id->san[id->nsan].value,
-				    sizeof(id->san[0].value)) ? 0 : -1;
-		} else
-			ok = copy_name(id->san[id->nsan].value,
-			    sizeof(id->san[0].value), gn->d.ia5);
-		if (ok == 0)
-			id->san[id->nsan++].type = type;
+		(void)identity_draft_san(d, type, ASN1_STRING_get0_data(value),
+		    ASN1_STRING_length(value));
 	}
 	GENERAL_NAMES_free(names);
 }
 
 /*
  * The handshake is done: keep the peer's verified certificate as its
- * identity and name it in the conn's printable peer.
+ * identity and name it in the conn's printable peer.  OpenSSL keeps the
+ * certificate itself in the session as long as the connection lives;
+ * there is no call to drop it.
  */
 static int
 handshake_done(struct conn *c, SSL *ssl)
 {
-	struct identity	*id;
-	X509		*x;
-	unsigned int	 n;
-	char		 desc[160];
+	struct identity_draft	 draft;
+	struct identity		*id;
+	X509			*x;
+	unsigned int		 n;
+	int			 hashed;
+	char			 desc[160];
 
 	if (c->endpoint->verify == VERIFY_NONE ||
 	    SSL_get_verify_result(ssl) != X509_V_OK ||
 	    (x = SSL_get_peer_certificate(ssl)) == NULL)
 		return (0);
-	if ((id = calloc(1, sizeof(*id))) == NULL) {
-		X509_free(x);
-		c->why = "out of memory";
-		return (IO_ERROR);
-	}
-	identity_cn(id, x);
-	identity_sans(id, x);
-	if (X509_digest(x, EVP_sha256(), id->fingerprint, &n) != 1 ||
-	    n != sizeof(id->fingerprint)) {
-		X509_free(x);
-		free(id);
+	identity_draft_init(&draft);
+	identity_cn(&draft, x);
+	identity_sans(&draft, x);
+	hashed = X509_digest(x, EVP_sha256(), draft.fingerprint, &n) == 1 &&
+	    n == sizeof(draft.fingerprint);
+	X509_free(x);
+	if (!hashed) {
 		c->why = "cannot hash the peer's certificate";
 		return (IO_ERROR);
 	}
-	X509_free(x);
+	if ((id = identity_pack(&draft)) == NULL) {
+		c->why = "out of memory";
+		return (IO_ERROR);
+	}
 	free(c->identity);
 	c->identity = id;
 	identity_describe(id, desc, sizeof(desc));
@@ -496,6 +477,20 @@ io_result(struct conn *c, SSL *ssl, int rv, int reading)
 }
 
 /*
+ * Give the record buffers (16 KiB or so each) back while nothing is in
+ * flight.  SSL_MODE_RELEASE_BUFFERS does so after ordinary records, but
+ * not around a TLS 1.3 KeyUpdate: without this, a connection whose peer
+ * asked for new keys keeps one or two buffers as long as it lives.
+ * OpenSSL refuses, harmlessly, while a record is partly read or written.
+ */
+static void
+release_buffers(struct tls_conn *t)
+{
+	if (!SSL_has_pending(t->ssl))
+		(void)SSL_free_buffers(t->ssl);
+}
+
+/*
  * Decrypt into buf until it is full or the socket has no more: large
  * reads make a fast relay.  An error after some bytes is kept for the
  * next call.
@@ -519,6 +514,8 @@ tls_read(struct conn *c, void *buf, size_t len)
 			continue;
 		}
 		rv = io_result(c, t->ssl, n, 1);
+		if (rv == IO_WANT_READ)
+			release_buffers(t);
 		if (done == 0)
 			return (rv);
 		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE) {
@@ -578,6 +575,7 @@ tls_write(struct conn *c, const void *buf, size_t len)
 			return (done > 0 && n != IO_ERROR ? (ssize_t)done : n);
 		done += n;
 	}
+	release_buffers(t);
 	return (done);
 }
 
@@ -602,6 +600,7 @@ tls_write_buffer(struct conn *c, struct evbuffer *buf)
 		evbuffer_drain(buf, n);
 		done += n;
 	}
+	release_buffers(t);
 	return (done);
 }
 

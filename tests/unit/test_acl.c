@@ -193,7 +193,8 @@ test_truth_tables(void)
 		{ "operate", ACL_OPERATE }, { "dump", ACL_DUMP },
 		{ "full", ACL_FULL },
 	};
-	struct identity		 id;
+	struct identity_draft	 draft;
+	struct identity		*id;
 	struct acl_policy	*p;
 	struct acl_peer		 peer;
 	char			 what[96];
@@ -225,10 +226,12 @@ test_truth_tables(void)
 	peer_tcp(&peer, "::1");
 	ok(truth_table(NULL, &peer, ACL_OPERATE, "tcp v6") == 0,
 	    "default: tcp peer on ::1: operate");
-	memset(&id, 0, sizeof(id));
-	snprintf(id.cn, sizeof(id.cn), "client");
+	identity_draft_init(&draft);
+	identity_draft_cn(&draft, "client", 6);
+	if ((id = identity_pack(&draft)) == NULL)
+		abort();
 	peer_tcp(&peer, "127.0.0.1");
-	peer.identity = &id;
+	peer.identity = id;
 	ok(truth_table(NULL, &peer, ACL_OPERATE, "tls") == 0,
 	    "default: tls peer: operate");
 
@@ -249,7 +252,7 @@ test_truth_tables(void)
 		snprintf(what, sizeof(what), "policy=%s, tcp loopback",
 		    roles[i].name);
 		ok(truth_table(p, &peer, roles[i].role, what) == 0, "%s", what);
-		peer.identity = &id;
+		peer.identity = id;
 		snprintf(what, sizeof(what), "policy=%s, tls", roles[i].name);
 		ok(truth_table(p, &peer, roles[i].role, what) == 0, "%s", what);
 		peer_local(&peer, SELF_UID);
@@ -259,6 +262,7 @@ test_truth_tables(void)
 		ok(truth_table(p, &peer, ACL_NONE, what) == 0, "%s", what);
 		acl_policy_free(p);
 	}
+	free(id);
 }
 
 /* Decide on a payload-free or benign command; return the decision. */
@@ -461,18 +465,34 @@ test_grants(void)
 	acl_policy_free(p);
 }
 
+/* The certificate of the TLS peer under test, and its names. */
+static struct identity_draft	 cert;
+
 static void
-add_san(struct identity *id, enum san_type type, const char *value)
+new_cert(const char *cn)
 {
-	id->san[id->nsan].type = type;
-	snprintf(id->san[id->nsan].value, sizeof(id->san[0].value), "%s",
-	    value);
-	id->nsan++;
+	identity_draft_init(&cert);
+	if (cn != NULL)
+		identity_draft_cn(&cert, cn, strlen(cn));
+}
+
+/* Add a SAN as a backend would: an IP address as its bytes. */
+static void
+add_san(enum san_type type, const char *value)
+{
+	uint8_t	 addr[16];
+
+	if (type == SAN_IP && inet_pton(AF_INET, value, addr) == 1)
+		identity_draft_san(&cert, type, addr, 4);
+	else if (type == SAN_IP && inet_pton(AF_INET6, value, addr) == 1)
+		identity_draft_san(&cert, type, addr, 16);
+	else
+		identity_draft_san(&cert, type, value, strlen(value));
 }
 
 /* Return the role a TLS peer with identity id gets from policy p. */
 static enum acl_role
-tls_role(const struct acl_policy *p, const struct identity *id)
+role_of(const struct acl_policy *p, const struct identity *id)
 {
 	struct acl_peer		 peer;
 	struct acl_decision	 d;
@@ -483,11 +503,25 @@ tls_role(const struct acl_policy *p, const struct identity *id)
 	return (d.role);
 }
 
+/* Return the role the peer with the certificate under test gets. */
+static enum acl_role
+tls_role(const struct acl_policy *p)
+{
+	struct identity	*id;
+	enum acl_role	 role;
+
+	if ((id = identity_pack(&cert)) == NULL)
+		abort();
+	role = role_of(p, id);
+	free(id);
+	return (role);
+}
+
 static void
 test_identities(void)
 {
 	struct acl_policy	*p;
-	struct identity		 id;
+	struct identity		*id;
 	int			 i;
 
 	p = POLICY("policy=none", "observe=cn:oncall",
@@ -497,73 +531,77 @@ test_identities(void)
 	    "full=sha256:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:"
 	    "00112233445566778899aabbccddeeff");
 
-	memset(&id, 0, sizeof(id));
-	snprintf(id.cn, sizeof(id.cn), "oncall");
-	ok(tls_role(p, &id) == ACL_OBSERVE, "cn:oncall matches CN oncall");
-	snprintf(id.cn, sizeof(id.cn), "OnCall");
-	ok(tls_role(p, &id) == ACL_NONE, "but not OnCall: exact, case and "
-	    "all");
-	snprintf(id.cn, sizeof(id.cn), "oncall.evil");
-	ok(tls_role(p, &id) == ACL_NONE, "nor oncall.evil");
+	new_cert("oncall");
+	ok(tls_role(p) == ACL_OBSERVE, "cn:oncall matches CN oncall");
+	new_cert("OnCall");
+	ok(tls_role(p) == ACL_NONE, "but not OnCall: exact, case and all");
+	new_cert("oncall.evil");
+	ok(tls_role(p) == ACL_NONE, "nor oncall.evil");
+	new_cert(NULL);
+	identity_draft_cn(&cert, "oncall\0.evil", 12);
+	ok(tls_role(p) == ACL_NONE, "nor a CN with a NUL after oncall");
 
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_URI, "spiffe://corp/ns/prod/sa/api");
-	ok(tls_role(p, &id) == ACL_DUMP, "uri: prefix matches below its "
+	new_cert(NULL);
+	add_san(SAN_URI, "spiffe://corp/ns/prod/sa/api");
+	ok(tls_role(p) == ACL_DUMP, "uri: prefix matches below its "
 	    "slash");
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_URI, "spiffe://corp/ns/production/sa/api");
-	ok(tls_role(p, &id) == ACL_NONE, "but not a sibling that shares "
+	new_cert(NULL);
+	add_san(SAN_URI, "spiffe://corp/ns/production/sa/api");
+	ok(tls_role(p) == ACL_NONE, "but not a sibling that shares "
 	    "the letters");
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_URI, "spiffe://corp/ns/prod/");
-	ok(tls_role(p, &id) == ACL_NONE, "nor the prefix itself");
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_URI, "spiffe://corp/ns/prod/../../admin");
-	ok(tls_role(p, &id) == ACL_NONE, "nor a path with dot segments");
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_URI, "spiffe://corp/ns/prod/%2e%2e/admin");
-	ok(tls_role(p, &id) == ACL_NONE, "nor one with escapes");
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_DNS, "spiffe://corp/admin");
-	ok(tls_role(p, &id) == ACL_NONE, "a DNS SAN never matches a uri: "
+	new_cert(NULL);
+	add_san(SAN_URI, "spiffe://corp/ns/prod/");
+	ok(tls_role(p) == ACL_NONE, "nor the prefix itself");
+	new_cert(NULL);
+	add_san(SAN_URI, "spiffe://corp/ns/prod/../../admin");
+	ok(tls_role(p) == ACL_NONE, "nor a path with dot segments");
+	new_cert(NULL);
+	add_san(SAN_URI, "spiffe://corp/ns/prod/%2e%2e/admin");
+	ok(tls_role(p) == ACL_NONE, "nor one with escapes");
+	new_cert(NULL);
+	add_san(SAN_DNS, "spiffe://corp/admin");
+	ok(tls_role(p) == ACL_NONE, "a DNS SAN never matches a uri: "
 	    "grant");
-	add_san(&id, SAN_URI, "spiffe://corp/admin");
-	ok(tls_role(p, &id) == ACL_FULL, "an exact URI SAN does, among "
+	add_san(SAN_URI, "spiffe://corp/admin");
+	ok(tls_role(p) == ACL_FULL, "an exact URI SAN does, among "
 	    "others");
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_URI, "spiffe://corp/admin/x");
-	ok(tls_role(p, &id) == ACL_NONE, "an exact uri: grant is no prefix");
+	new_cert(NULL);
+	add_san(SAN_URI, "spiffe://corp/admin/x");
+	ok(tls_role(p) == ACL_NONE, "an exact uri: grant is no prefix");
 
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_DNS, "ci.example.com");
-	ok(tls_role(p, &id) == ACL_OPERATE, "dns: matches its DNS SAN");
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_DNS, "CI.example.com");
-	snprintf(id.cn, sizeof(id.cn), "ci.example.com");
-	ok(tls_role(p, &id) == ACL_NONE, "not another case, nor the CN");
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_IP, "10.0.0.1");
-	ok(tls_role(p, &id) == ACL_OBSERVE, "ip: matches an IP SAN");
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_IP, "2001:0db8:0:0::1");
-	ok(tls_role(p, &id) == ACL_OBSERVE, "as an address, not as text");
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_DNS, "10.0.0.1");
-	ok(tls_role(p, &id) == ACL_NONE, "a DNS SAN that reads like the "
+	new_cert(NULL);
+	add_san(SAN_DNS, "ci.example.com");
+	ok(tls_role(p) == ACL_OPERATE, "dns: matches its DNS SAN");
+	new_cert("ci.example.com");
+	add_san(SAN_DNS, "CI.example.com");
+	ok(tls_role(p) == ACL_NONE, "not another case, nor the CN");
+	new_cert(NULL);
+	add_san(SAN_IP, "10.0.0.1");
+	ok(tls_role(p) == ACL_OBSERVE, "ip: matches an IP SAN");
+	new_cert(NULL);
+	add_san(SAN_IP, "10.9.9.9");
+	if ((id = identity_pack(&cert)) == NULL)
+		abort();
+	id->san[0].value = "2001:0db8:0:0::1";
+	ok(role_of(p, id) == ACL_OBSERVE, "as an address, not as text");
+	free(id);
+	new_cert(NULL);
+	add_san(SAN_DNS, "10.0.0.1");
+	ok(tls_role(p) == ACL_NONE, "a DNS SAN that reads like the "
 	    "address does not");
-	memset(&id, 0, sizeof(id));
-	add_san(&id, SAN_EMAIL, "ops@example.com");
-	ok(tls_role(p, &id) == ACL_OPERATE, "email: matches its SAN");
+	new_cert(NULL);
+	add_san(SAN_EMAIL, "ops@example.com");
+	ok(tls_role(p) == ACL_OPERATE, "email: matches its SAN");
 
-	memset(&id, 0, sizeof(id));
+	new_cert(NULL);
 	for (i = 0; i < 16; i++)
-		id.fingerprint[i] = id.fingerprint[i + 16] = i * 0x11;
-	ok(tls_role(p, &id) == ACL_FULL, "sha256: pins the certificate "
+		cert.fingerprint[i] = cert.fingerprint[i + 16] = i * 0x11;
+	ok(tls_role(p) == ACL_FULL, "sha256: pins the certificate "
 	    "(colons and case do not matter)");
-	id.fingerprint[31] ^= 1;
-	ok(tls_role(p, &id) == ACL_NONE, "one bit off is another "
+	cert.fingerprint[31] ^= 1;
+	ok(tls_role(p) == ACL_NONE, "one bit off is another "
 	    "certificate");
-	ok(tls_role(p, NULL) == ACL_NONE, "a tcp peer has no identity to "
+	ok(role_of(p, NULL) == ACL_NONE, "a tcp peer has no identity to "
 	    "match");
 	acl_policy_free(p);
 }

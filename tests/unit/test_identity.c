@@ -14,10 +14,11 @@
  * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
  */
 
-/* Unit tests of the allow-list rules and the identity matcher. */
+/* Unit tests of identities, the allow-list rules and the matcher. */
 
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "router/dsroute.h"
@@ -34,12 +35,12 @@ rule(enum allow_kind kind, const char *value)
 	    sizeof(err)) == 0);
 }
 
-static void
-add_san(struct identity *id, enum san_type type, const char *value)
+static struct identity_draft	 draft;
+
+static int
+add_san(enum san_type type, const char *value)
 {
-	id->san[id->nsan].type = type;
-	strcpy(id->san[id->nsan].value, value);
-	id->nsan++;
+	return (identity_draft_san(&draft, type, value, strlen(value)));
 }
 
 static int
@@ -79,57 +80,148 @@ test_parse(void)
 	    "fingerprints of the wrong length refused");
 }
 
+/* What a backend hands over, and what an identity keeps. */
+static void
+test_draft(void)
+{
+	static const char	 nul_cn[] = "tool\0.evil.example";
+	static const uint8_t	 v4[4] = { 192, 0, 2, 7 };
+	static const uint8_t	 v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	struct identity		*id;
+	char			 longest[IDENTITY_NAME_MAX + 2];
+	int			 i;
+
+	identity_draft_init(&draft);
+	ok(identity_draft_cn(&draft, nul_cn, sizeof(nul_cn) - 1) == -1 &&
+	    draft.cn[0] == '\0', "a CN with a NUL inside is left out whole, "
+	    "not cut at the NUL");
+	ok(identity_draft_san(&draft, SAN_DNS, nul_cn, sizeof(nul_cn) - 1) ==
+	    -1 && identity_draft_san(&draft, SAN_DNS, "tool\0", 5) == -1 &&
+	    draft.nsan == 0, "so is a SAN, even with the NUL last");
+	ok(identity_draft_cn(&draft, "", 0) == -1 && add_san(SAN_URI, "") ==
+	    -1, "empty names are left out");
+	memset(longest, 'a', sizeof(longest));
+	ok(identity_draft_cn(&draft, longest, IDENTITY_NAME_MAX + 1) == -1 &&
+	    identity_draft_cn(&draft, longest, IDENTITY_NAME_MAX) == 0 &&
+	    strlen(draft.cn) == IDENTITY_NAME_MAX,
+	    "names up to %d bytes are kept, longer ones left out whole",
+	    IDENTITY_NAME_MAX);
+	ok(identity_draft_cn(&draft, "tool", 4) == 0 &&
+	    strcmp(draft.cn, "tool") == 0, "a clean CN is kept");
+	ok(identity_draft_san(&draft, SAN_IP, v4, 4) == 0 &&
+	    identity_draft_san(&draft, SAN_IP, v6, 16) == 0 &&
+	    identity_draft_san(&draft, SAN_IP, v6, 5) == -1 &&
+	    strcmp(draft.san[0].value, "192.0.2.7") == 0 &&
+	    strcmp(draft.san[1].value, "2001:db8::1") == 0,
+	    "IP SANs are kept as text; other lengths are left out");
+	for (i = 2; i < IDENTITY_MAX_SANS; i++)
+		add_san(SAN_DNS, "n.example");
+	ok(add_san(SAN_DNS, "one.too.many") == -1 &&
+	    draft.nsan == IDENTITY_MAX_SANS, "at most %d SANs",
+	    IDENTITY_MAX_SANS);
+	draft.fingerprint[31] = 0x5a;
+
+	id = identity_pack(&draft);
+	ok(id != NULL && strcmp(id->cn, draft.cn) == 0 &&
+	    id->nsan == IDENTITY_MAX_SANS && id->san[0].type == SAN_IP &&
+	    strcmp(id->san[1].value, "2001:db8::1") == 0 &&
+	    id->san[15].type == SAN_DNS &&
+	    strcmp(id->san[15].value, "n.example") == 0 &&
+	    id->fingerprint[31] == 0x5a, "packed: the same names and pin");
+	free(id);
+
+	identity_draft_init(&draft);
+	id = identity_pack(&draft);
+	ok(id != NULL && id->cn[0] == '\0' && id->nsan == 0,
+	    "an identity without names has an empty CN and no SAN");
+	free(id);
+}
+
 static void
 test_match(void)
 {
-	struct identity	 id;
+	struct identity	*id;
 	char		 desc[160];
 
-	memset(&id, 0, sizeof(id));
-	strcpy(id.cn, "tool");
-	add_san(&id, SAN_URI, "spiffe://dsroute.test/tool");
-	add_san(&id, SAN_EMAIL, "tool.example");
-	id.fingerprint[0] = 0x12;
+	identity_draft_init(&draft);
+	identity_draft_cn(&draft, "tool", 4);
+	add_san(SAN_URI, "spiffe://dsroute.test/tool");
+	add_san(SAN_EMAIL, "tool.example");
+	draft.fingerprint[0] = 0x12;
+	id = identity_pack(&draft);
 
 	reset();
-	ok(rule(ALLOW_SAN, "dns:spiffe://dsroute.test/tool") && !matches(&id),
+	ok(rule(ALLOW_SAN, "dns:spiffe://dsroute.test/tool") && !matches(id),
 	    "a DNS rule does not match a URI SAN");
-	ok(rule(ALLOW_SAN, "dns:tool.example") && !matches(&id),
+	ok(rule(ALLOW_SAN, "dns:tool.example") && !matches(id),
 	    "a DNS rule does not match an e-mail SAN");
-	ok(rule(ALLOW_SAN, "dns:tool") && !matches(&id),
+	ok(rule(ALLOW_SAN, "dns:tool") && !matches(id),
 	    "a DNS rule does not match the CN");
-	ok(rule(ALLOW_CN, "Tool") && !matches(&id), "CN compared exactly");
+	ok(rule(ALLOW_CN, "Tool") && !matches(id), "CN compared exactly");
 	ok(rule(ALLOW_SAN, "uri:spiffe://dsroute.test/tool/") &&
-	    !matches(&id), "no prefix matching");
+	    !matches(id), "no prefix matching");
 	ok(rule(ALLOW_SAN, "uri:spiffe://dsroute.test/tool") &&
-	    identity_match(&id, rules, nrules) == nrules - 1,
+	    identity_match(id, rules, nrules) == nrules - 1,
 	    "the URI rule matches, and its index is returned");
 	reset();
-	ok(rule(ALLOW_CN, "tool") && matches(&id), "CN rule");
+	ok(rule(ALLOW_CN, "tool") && matches(id), "CN rule");
 	reset();
-	ok(!matches(&id), "an empty list matches nothing");
-	memset(id.fingerprint, 0xab, sizeof(id.fingerprint));
-	ok(rule(ALLOW_FP, "abababababababababababababababab"
-	    "abababababababababababababababab") && matches(&id),
-	    "fingerprint rule");
+	ok(!matches(id), "an empty list matches nothing");
+	free(id);
 
-	identity_describe(&id, desc, sizeof(desc));
+	memset(draft.fingerprint, 0xab, sizeof(draft.fingerprint));
+	id = identity_pack(&draft);
+	ok(rule(ALLOW_FP, "abababababababababababababababab"
+	    "abababababababababababababababab") && matches(id),
+	    "fingerprint rule");
+	identity_describe(id, desc, sizeof(desc));
 	ok(strcmp(desc, "cn:tool,sha256:abababababababab") == 0,
 	    "described by CN and fingerprint prefix: %s", desc);
-	strcpy(id.cn, "a b,(c)");
-	identity_describe(&id, desc, sizeof(desc));
+	free(id);
+
+	identity_draft_cn(&draft, "a b,(c)", 7);
+	id = identity_pack(&draft);
+	identity_describe(id, desc, sizeof(desc));
 	ok(strcmp(desc, "cn:a\\x20b\\x2c\\x28c\\x29,sha256:abababababababab")
 	    == 0, "spaces and separators escaped: %s", desc);
-	id.cn[0] = '\0';
-	identity_describe(&id, desc, sizeof(desc));
+	free(id);
+
+	draft.cn[0] = '\0';
+	id = identity_pack(&draft);
+	identity_describe(id, desc, sizeof(desc));
 	ok(strncmp(desc, "uri:spiffe://dsroute.test/tool,", 31) == 0,
 	    "no CN: the first SAN: %s", desc);
+	free(id);
+}
+
+/*
+ * TLS-10: a certificate whose CN or SAN is an allowed name, a NUL and
+ * more never matches that name, nor anything else.
+ */
+static void
+test_nul_names(void)
+{
+	static const char	 evil[] = "tool\0.evil.example";
+	struct identity		*id;
+
+	identity_draft_init(&draft);
+	(void)identity_draft_cn(&draft, evil, sizeof(evil) - 1);
+	(void)identity_draft_san(&draft, SAN_DNS, evil, sizeof(evil) - 1);
+	(void)identity_draft_san(&draft, SAN_URI, evil, sizeof(evil) - 1);
+	id = identity_pack(&draft);
+	reset();
+	ok(rule(ALLOW_CN, "tool") && rule(ALLOW_SAN, "dns:tool") &&
+	    rule(ALLOW_SAN, "uri:tool") && !matches(id),
+	    "TLS-10: names with a NUL match no rule, not even their prefix");
+	free(id);
 }
 
 int
 main(void)
 {
 	test_parse();
+	test_draft();
 	test_match();
+	test_nul_names();
 	return (tap_done());
 }
