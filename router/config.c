@@ -456,6 +456,31 @@ config_load(struct config *cfg, const char *path,
     int (*setting)(void *, const char *, const char *, char *, size_t),
     void *arg)
 {
+	FILE	*fp;
+	int	 rv;
+
+	if ((fp = fopen(path, "r")) == NULL) {
+		rv = errno;
+		memset(cfg, 0, sizeof(*cfg));
+		TAILQ_INIT(&cfg->routes);
+		cfg->path = strdup(path);
+		add_error(cfg, 0, "cannot read it: %s", strerror(rv));
+		return (-1);
+	}
+	rv = config_parse(cfg, path, fp, setting, arg);
+	fclose(fp);
+	return (rv);
+}
+
+/*
+ * Parse an open configuration file from its start, as config_load does;
+ * path names it in cfg.  The caller closes fp.
+ */
+int
+config_parse(struct config *cfg, const char *path, FILE *fp,
+    int (*setting)(void *, const char *, const char *, char *, size_t),
+    void *arg)
+{
 	struct parser	 ps;
 	size_t		 i;
 	int		*skip, rv;
@@ -466,9 +491,9 @@ config_load(struct config *cfg, const char *path,
 	ps.cfg = cfg;
 	ps.setting = setting;
 	ps.arg = arg;
-	if ((cfg->path = strdup(path)) == NULL ||
-	    (ps.fp = fopen(path, "r")) == NULL) {
-		add_error(cfg, 0, "cannot read it: %s", strerror(errno));
+	ps.fp = fp;
+	if ((cfg->path = strdup(path)) == NULL) {
+		add_error(cfg, 0, "out of memory");
 		return (-1);
 	}
 
@@ -507,7 +532,6 @@ config_load(struct config *cfg, const char *path,
 	pending_free(&ps);
 	free(ps.skip);
 	free(ps.buf);
-	fclose(ps.fp);
 	if (cfg->oom)
 		add_error(cfg, 0, "out of memory");
 	if (cfg->nerrors > 1)

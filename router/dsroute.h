@@ -442,6 +442,9 @@ struct config {
 int		 config_load(struct config *, const char *,
 		    int (*)(void *, const char *, const char *, char *, size_t),
 		    void *);
+int		 config_parse(struct config *, const char *, FILE *,
+		    int (*)(void *, const char *, const char *, char *, size_t),
+		    void *);
 void		 config_free(struct config *);
 int		 config_apply(struct config *);
 /* A front end's own events around the loop of dsroute_run() (main.c). */
