@@ -435,6 +435,17 @@ build_routes(struct parser *ps)
 		    "add a [name] section with local = and remote =");
 }
 
+static void
+routes_free(struct config *cfg)
+{
+	struct route	*r;
+
+	while ((r = TAILQ_FIRST(&cfg->routes)) != NULL) {
+		TAILQ_REMOVE(&cfg->routes, r, entry);
+		route_free(r);
+	}
+}
+
 static int
 error_order(const void *a, const void *b)
 {
@@ -534,6 +545,9 @@ config_parse(struct config *cfg, const char *path, FILE *fp,
 	free(ps.buf);
 	if (cfg->oom)
 		add_error(cfg, 0, "out of memory");
+	/* The routes that were right go too: a file loads whole or not. */
+	if (cfg->nerrors > 0)
+		routes_free(cfg);
 	if (cfg->nerrors > 1)
 		qsort(cfg->errors, cfg->nerrors, sizeof(*cfg->errors),
 		    error_order);
@@ -543,13 +557,9 @@ config_parse(struct config *cfg, const char *path, FILE *fp,
 void
 config_free(struct config *cfg)
 {
-	struct route	*r;
-	size_t		 i;
+	size_t	 i;
 
-	while ((r = TAILQ_FIRST(&cfg->routes)) != NULL) {
-		TAILQ_REMOVE(&cfg->routes, r, entry);
-		route_free(r);
-	}
+	routes_free(cfg);
 	for (i = 0; i < cfg->nerrors; i++)
 		free(cfg->errors[i].message);
 	free(cfg->errors);
