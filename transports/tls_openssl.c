@@ -379,6 +379,25 @@ identity_sans(struct identity *id, X509 *x)
 }
 
 /*
+ * Fill in the identity a certificate gives: its CN, its typed SANs and
+ * its SHA-256 fingerprint.  Pure, so that it can be fuzzed on its own.
+ * Return -1 if the certificate cannot be hashed.
+ */
+int
+tls_openssl_identity(X509 *x, struct identity *id)
+{
+	unsigned int	 n;
+
+	memset(id, 0, sizeof(*id));
+	identity_cn(id, x);
+	identity_sans(id, x);
+	if (X509_digest(x, EVP_sha256(), id->fingerprint, &n) != 1 ||
+	    n != sizeof(id->fingerprint))
+		return (-1);
+	return (0);
+}
+
+/*
  * The handshake is done: keep the peer's verified certificate as its
  * identity and name it in the conn's printable peer.
  */
@@ -387,22 +406,18 @@ handshake_done(struct conn *c, SSL *ssl)
 {
 	struct identity	*id;
 	X509		*x;
-	unsigned int	 n;
 	char		 desc[160];
 
 	if (c->endpoint->verify == VERIFY_NONE ||
 	    SSL_get_verify_result(ssl) != X509_V_OK ||
 	    (x = SSL_get_peer_certificate(ssl)) == NULL)
 		return (0);
-	if ((id = calloc(1, sizeof(*id))) == NULL) {
+	if ((id = malloc(sizeof(*id))) == NULL) {
 		X509_free(x);
 		c->why = "out of memory";
 		return (IO_ERROR);
 	}
-	identity_cn(id, x);
-	identity_sans(id, x);
-	if (X509_digest(x, EVP_sha256(), id->fingerprint, &n) != 1 ||
-	    n != sizeof(id->fingerprint)) {
+	if (tls_openssl_identity(x, id) == -1) {
 		X509_free(x);
 		free(id);
 		c->why = "cannot hash the peer's certificate";
