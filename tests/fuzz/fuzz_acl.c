@@ -44,6 +44,9 @@
  * - without any policy, a network peer gets no more than operate, and a
  *   local peer of another uid nothing;
  * - deny=* as the first rule allows nothing;
+ * - a grant that gave the peer its role names the peer: a TLS name is in
+ *   its identity under the grant's type, exactly or, for uri:PATH/ and a
+ *   star, below PATH without dot segments or escapes;
  * - a decision says why, and the same input always gets the same one.
  */
 
@@ -52,6 +55,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <iconv.h>
 #include <stdio.h>
@@ -285,6 +289,111 @@ read_peer(struct reader *r, struct acl_peer *peer, struct identity *id)
 	peer->identity = id;
 }
 
+/* Return whether some SAN of the type is the name, byte for byte. */
+static int
+has_san(const struct identity *id, enum san_type type, const char *name)
+{
+	int	 i;
+
+	for (i = 0; i < id->nsan; i++) {
+		if (id->san[i].type == type && strcmp(id->san[i].value,
+		    name) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+/* Return whether a URI is below prefix, with no dot segment or escape. */
+static int
+has_uri_below(const struct identity *id, const char *prefix)
+{
+	const char	*rest, *seg, *end;
+	size_t		 n = strlen(prefix), len;
+	int		 i, clean;
+
+	for (i = 0; i < id->nsan; i++) {
+		if (id->san[i].type != SAN_URI ||
+		    strncmp(id->san[i].value, prefix, n) != 0)
+			continue;
+		rest = id->san[i].value + n;
+		clean = *rest != '\0' && strchr(rest, '%') == NULL;
+		for (seg = rest; clean && seg != NULL; seg = end) {
+			end = strchr(seg, '/');
+			len = end != NULL ? (size_t)(end++ - seg) : strlen(seg);
+			if ((len == 1 && seg[0] == '.') ||
+			    (len == 2 && seg[0] == '.' && seg[1] == '.'))
+				clean = 0;
+		}
+		if (clean)
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * When a grant gave the peer its role, the peer is of the grant's kind,
+ * and a TLS name is in its identity under that type: exactly, or for a
+ * uri: ending in a slash and a star, below that path.
+ */
+static void
+check_role_from(const struct acl_peer *peer, const char *from)
+{
+	const struct identity	*id = peer->identity;
+	const char		*v;
+	char			 prefix[256];
+	uint8_t			 a[16], b[16];
+	size_t			 n;
+	int			 i;
+
+	if ((v = strchr(from, '=')) == NULL)
+		return;		/* a default or policy=, not a grant */
+	v++;
+	if (strncmp(v, "cn:", 3) == 0) {
+		if (id == NULL || id->cn[0] == '\0' || strcmp(id->cn, v + 3))
+			abort();
+	} else if (strncmp(v, "dns:", 4) == 0) {
+		if (id == NULL || !has_san(id, SAN_DNS, v + 4))
+			abort();
+	} else if (strncmp(v, "email:", 6) == 0) {
+		if (id == NULL || !has_san(id, SAN_EMAIL, v + 6))
+			abort();
+	} else if (strncmp(v, "uri:", 4) == 0) {
+		v += 4;
+		n = strlen(v);
+		if (id == NULL)
+			abort();
+		if (n >= 2 && strcmp(v + n - 2, "/*") == 0) {
+			snprintf(prefix, sizeof(prefix), "%.*s", (int)n - 1, v);
+			if (!has_uri_below(id, prefix))
+				abort();
+		} else if (!has_san(id, SAN_URI, v))
+			abort();
+	} else if (strncmp(v, "ip:", 3) == 0) {
+		if (id == NULL)
+			abort();
+		n = strchr(v + 3, ':') != NULL ? 16 : 4;
+		if (inet_pton(n == 16 ? AF_INET6 : AF_INET, v + 3, a) != 1)
+			abort();
+		for (i = 0; i < id->nsan; i++) {
+			if (id->san[i].type == SAN_IP && inet_pton(n == 16 ?
+			    AF_INET6 : AF_INET, id->san[i].value, b) == 1 &&
+			    memcmp(a, b, n) == 0)
+				break;
+		}
+		if (i == id->nsan)
+			abort();
+	} else if (strncmp(v, "sha256:", 7) == 0) {
+		if (id == NULL)
+			abort();
+	} else if (strncmp(v, "uid:", 4) == 0 || strncmp(v, "gid:", 4) == 0) {
+		if (!peer->local)
+			abort();
+	} else if (strncmp(v, "addr:", 5) == 0) {
+		if (peer->local)
+			abort();
+	}
+}
+
 static void
 check_decision(const struct built *b, const struct acl_peer *peer,
     const uint8_t *msg, size_t len, const struct acl_decision *d)
@@ -295,6 +404,7 @@ check_decision(const struct built *b, const struct acl_peer *peer,
 
 	if (d->rule == NULL || d->reason == NULL || d->role_from == NULL)
 		abort();	/* every decision says why */
+	check_role_from(peer, d->role_from);
 	if (!d->allow) {
 		if (d->hresult != HRESULT_UNKNOWN_COMMAND &&
 		    d->hresult != HRESULT_BAD_ENCODING &&
