@@ -318,9 +318,11 @@ identity_cn(struct identity *id, X509 *x)
 		return;
 	n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(
 	    X509_NAME_get_entry(subject, i)));
-	if (n <= 0)
+	if (n < 0)
 		return;
-	if ((size_t)n < sizeof(id->cn) && memchr(utf8, '\0', n) == NULL) {
+	/* An empty CN comes back as an allocated "", freed below too. */
+	if (n > 0 && (size_t)n < sizeof(id->cn) &&
+	    memchr(utf8, '\0', n) == NULL) {
 		memcpy(id->cn, utf8, n);
 		id->cn[n] = '\0';
 	}
