@@ -357,6 +357,7 @@ extern int		 draining;
 void		 ipc_classify(const uint8_t *, size_t, struct greeting *);
 int		 ipc_classify_buffer(struct evbuffer *, struct greeting *);
 const char	*ipc_command_name(uint8_t, uint8_t);
+const char	*ipc_command_name_at(size_t);
 void		 ipc_command_label(uint8_t, uint8_t, char *, size_t);
 void		 ipc_error_frame(uint8_t [24], uint32_t);
 void		 ipc_request(uint8_t [IPC_HEADER_LEN], uint8_t, uint8_t);
