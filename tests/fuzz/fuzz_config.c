@@ -19,8 +19,9 @@
  * the input is the file, read from a memory stream; nothing listens and
  * no name is resolved.  Beyond "no crash, no leak" (LSan checks that
  * config_free leaves nothing behind), the harness checks:
- * - a file that loads has routes, each with a valid, unique name, whose
- *   endpoints parse again from their own text to the same thing;
+ * - a file that loads has routes, each with a valid, unique name, not
+ *   started, whose endpoints are neither resolved nor given a TLS context
+ *   or socket file, and parse again from their own text to the same thing;
  * - a file that does not load reports at least one error, every error
  *   has a message and a line inside the file, in the order of the lines,
  *   and no route is left built (nothing partial to apply).
@@ -93,6 +94,8 @@ check_endpoint(const struct endpoint *ep)
 
 	if (ep->spec == NULL || ep->transport == NULL || ep->name[0] == '\0')
 		abort();
+	if (ep->addrlen != 0 || ep->tls_ctx != NULL || ep->sock_created)
+		abort();	/* -n resolves, loads and creates nothing */
 	if (endpoint_parse(ep->spec, &again, err, sizeof(err)) == -1 ||
 	    again.type != ep->type || again.role != ep->role ||
 	    again.mode != ep->mode || strcmp(again.name, ep->name) != 0 ||
