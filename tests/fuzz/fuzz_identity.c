@@ -23,8 +23,8 @@
  *	allow-fp=HEX\n
  *	\0
  *	flags			bit 0: the fingerprint is the first allow-fp
- *				rule's, with the next byte XORed into its
- *				first byte
+ *				rule's, with one of its bytes (the next byte
+ *				mod 32) XORed with the byte after
  *	cn			length, bytes
  *	SANs			count, then per SAN: type, length, bytes
  *	fingerprint		32 bytes, unless bit 0 says otherwise
@@ -270,7 +270,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if ((flags & 1) && first_fp != -1) {
 		memcpy(id.fingerprint, rules[first_fp].fingerprint, 32);
-		id.fingerprint[0] ^= take8(&r);
+		i = take8(&r) % 32;
+		id.fingerprint[i] ^= take8(&r);
 	} else {
 		for (i = 0; i < 32; i++)
 			id.fingerprint[i] = take8(&r);
