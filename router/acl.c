@@ -230,11 +230,10 @@ static int
 names_a_command(const char *pattern, int wildcard)
 {
 	const char	*name;
-	int		 cmd;
+	size_t		 i;
 
-	for (cmd = 0; cmd <= 0xffff; cmd++) {
-		if ((name = ipc_command_name(cmd >> 8, cmd & 0xff)) != NULL &&
-		    name_matches(pattern, wildcard, name))
+	for (i = 0; (name = ipc_command_name_at(i)) != NULL; i++) {
+		if (name_matches(pattern, wildcard, name))
 			return (1);
 	}
 	return (0);

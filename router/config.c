@@ -435,6 +435,17 @@ build_routes(struct parser *ps)
 		    "add a [name] section with local = and remote =");
 }
 
+static void
+routes_free(struct config *cfg)
+{
+	struct route	*r;
+
+	while ((r = TAILQ_FIRST(&cfg->routes)) != NULL) {
+		TAILQ_REMOVE(&cfg->routes, r, entry);
+		route_free(r);
+	}
+}
+
 static int
 error_order(const void *a, const void *b)
 {
@@ -456,6 +467,31 @@ config_load(struct config *cfg, const char *path,
     int (*setting)(void *, const char *, const char *, char *, size_t),
     void *arg)
 {
+	FILE	*fp;
+	int	 rv;
+
+	if ((fp = fopen(path, "r")) == NULL) {
+		rv = errno;
+		memset(cfg, 0, sizeof(*cfg));
+		TAILQ_INIT(&cfg->routes);
+		cfg->path = strdup(path);
+		add_error(cfg, 0, "cannot read it: %s", strerror(rv));
+		return (-1);
+	}
+	rv = config_parse(cfg, path, fp, setting, arg);
+	fclose(fp);
+	return (rv);
+}
+
+/*
+ * Parse an open configuration file from its start, as config_load does;
+ * path names it in cfg.  The caller closes fp.
+ */
+int
+config_parse(struct config *cfg, const char *path, FILE *fp,
+    int (*setting)(void *, const char *, const char *, char *, size_t),
+    void *arg)
+{
 	struct parser	 ps;
 	size_t		 i;
 	int		*skip, rv;
@@ -466,9 +502,9 @@ config_load(struct config *cfg, const char *path,
 	ps.cfg = cfg;
 	ps.setting = setting;
 	ps.arg = arg;
-	if ((cfg->path = strdup(path)) == NULL ||
-	    (ps.fp = fopen(path, "r")) == NULL) {
-		add_error(cfg, 0, "cannot read it: %s", strerror(errno));
+	ps.fp = fp;
+	if ((cfg->path = strdup(path)) == NULL) {
+		add_error(cfg, 0, "out of memory");
 		return (-1);
 	}
 
@@ -507,9 +543,11 @@ config_load(struct config *cfg, const char *path,
 	pending_free(&ps);
 	free(ps.skip);
 	free(ps.buf);
-	fclose(ps.fp);
 	if (cfg->oom)
 		add_error(cfg, 0, "out of memory");
+	/* The routes that were right go too: a file loads whole or not. */
+	if (cfg->nerrors > 0)
+		routes_free(cfg);
 	if (cfg->nerrors > 1)
 		qsort(cfg->errors, cfg->nerrors, sizeof(*cfg->errors),
 		    error_order);
@@ -519,13 +557,9 @@ config_load(struct config *cfg, const char *path,
 void
 config_free(struct config *cfg)
 {
-	struct route	*r;
-	size_t		 i;
+	size_t	 i;
 
-	while ((r = TAILQ_FIRST(&cfg->routes)) != NULL) {
-		TAILQ_REMOVE(&cfg->routes, r, entry);
-		route_free(r);
-	}
+	routes_free(cfg);
 	for (i = 0; i < cfg->nerrors; i++)
 		free(cfg->errors[i].message);
 	free(cfg->errors);

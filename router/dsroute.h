@@ -374,6 +374,7 @@ extern int		 draining;
 void		 ipc_classify(const uint8_t *, size_t, struct greeting *);
 int		 ipc_classify_buffer(struct evbuffer *, struct greeting *);
 const char	*ipc_command_name(uint8_t, uint8_t);
+const char	*ipc_command_name_at(size_t);
 void		 ipc_command_label(uint8_t, uint8_t, char *, size_t);
 void		 ipc_error_frame(uint8_t [24], uint32_t);
 void		 ipc_request(uint8_t [IPC_HEADER_LEN], uint8_t, uint8_t);
@@ -457,6 +458,9 @@ struct config {
 };
 
 int		 config_load(struct config *, const char *,
+		    int (*)(void *, const char *, const char *, char *, size_t),
+		    void *);
+int		 config_parse(struct config *, const char *, FILE *,
 		    int (*)(void *, const char *, const char *, char *, size_t),
 		    void *);
 void		 config_free(struct config *);

@@ -199,6 +199,15 @@ ipc_command_name(uint8_t set, uint8_t id)
 	return (NULL);
 }
 
+/* Return the name of the i-th command the protocol defines, or NULL. */
+const char *
+ipc_command_name_at(size_t i)
+{
+	if (i >= sizeof(commands) / sizeof(commands[0]))
+		return (NULL);
+	return (commands[i].name);
+}
+
 /* Write a command's name, or its numbers when it is unknown, into buf. */
 void
 ipc_command_label(uint8_t set, uint8_t id, char *buf, size_t len)

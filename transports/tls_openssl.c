@@ -357,6 +357,26 @@ identity_sans(struct identity_draft *d, X509 *x)
 }
 
 /*
+ * A verified certificate's identity: its CN, its typed SANs and the
+ * SHA-256 of its DER form, packed in one allocation; NULL if out of
+ * memory.  A function of its own so that the fuzzer can reach it.
+ */
+struct identity *
+tls_openssl_identity(X509 *x)
+{
+	struct identity_draft	 draft;
+	unsigned int		 n;
+
+	identity_draft_init(&draft);
+	identity_cn(&draft, x);
+	identity_sans(&draft, x);
+	if (X509_digest(x, EVP_sha256(), draft.fingerprint, &n) != 1 ||
+	    n != sizeof(draft.fingerprint))
+		return (NULL);
+	return (identity_pack(&draft));
+}
+
+/*
  * The handshake is done: keep the peer's verified certificate as its
  * identity and name it in the conn's printable peer.  OpenSSL keeps the
  * certificate itself in the session as long as the connection lives;
@@ -365,29 +385,18 @@ identity_sans(struct identity_draft *d, X509 *x)
 static int
 handshake_done(struct conn *c, SSL *ssl)
 {
-	struct identity_draft	 draft;
-	struct identity		*id;
-	X509			*x;
-	unsigned int		 n;
-	int			 hashed;
-	char			 desc[160];
+	struct identity	*id;
+	X509		*x;
+	char		 desc[160];
 
 	if (c->endpoint->verify == VERIFY_NONE ||
 	    SSL_get_verify_result(ssl) != X509_V_OK ||
 	    (x = SSL_get_peer_certificate(ssl)) == NULL)
 		return (0);
-	identity_draft_init(&draft);
-	identity_cn(&draft, x);
-	identity_sans(&draft, x);
-	hashed = X509_digest(x, EVP_sha256(), draft.fingerprint, &n) == 1 &&
-	    n == sizeof(draft.fingerprint);
+	id = tls_openssl_identity(x);
 	X509_free(x);
-	if (!hashed) {
-		c->why = "cannot hash the peer's certificate";
-		return (IO_ERROR);
-	}
-	if ((id = identity_pack(&draft)) == NULL) {
-		c->why = "out of memory";
+	if (id == NULL) {
+		c->why = "cannot take the peer's identity (out of memory)";
 		return (IO_ERROR);
 	}
 	free(c->identity);

@@ -110,4 +110,9 @@ void	*tls_context_new(struct endpoint *, char *, size_t);
 void	 tls_context_free(void *);
 const char *tls_library(void);
 
+/* tls_openssl.c: the identity of a certificate (struct x509_st is X509). */
+struct identity;
+struct x509_st;
+struct identity	*tls_openssl_identity(struct x509_st *);
+
 #endif /* TRANSPORT_H */

@@ -1,0 +1,180 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Fuzz the configuration file parser the way dsroute -n reads a file:
+ * the input is the file, read from a memory stream; nothing listens and
+ * no name is resolved.  Beyond "no crash, no leak" (LSan checks that
+ * config_free leaves nothing behind), the harness checks:
+ * - a file that loads has routes, each with a valid, unique name, not
+ *   started, whose endpoints are neither resolved nor given a TLS context
+ *   or socket file, and parse again from their own text to the same thing;
+ * - a file that does not load reports at least one error, every error
+ *   has a message and a line inside the file, in the order of the lines,
+ *   and no route is left built (nothing partial to apply).
+ */
+
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "router/dsroute.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+/* What route.c and session.c expect from main.c; never used here. */
+struct settings		 settings;
+struct event_base	*base;
+int			 draining;
+
+static const char *const setting_names[] = {
+	"verbose", "handshake-timeout", "tls-handshake-timeout",
+	"connect-timeout", "backend-wait", "close-timeout",
+	"shutdown-timeout", "buffer-size", "runtime", "unsafe-listen",
+};
+
+/*
+ * Stand in for main.c's settings: a known name with a value is taken,
+ * anything else is refused, so that both paths of the parser run.
+ */
+static int
+setting(void *arg, const char *name, const char *value, char *err,
+    size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(setting_names) / sizeof(setting_names[0]);
+	    i++) {
+		if (strcmp(name, setting_names[i]) == 0 && *value != '\0') {
+			(*(int *)arg)++;
+			return (0);
+		}
+	}
+	snprintf(err, len, "unknown setting '%s'", name);
+	return (-1);
+}
+
+static int
+valid_name(const char *name)
+{
+	size_t	 i, n = strlen(name);
+
+	if (n == 0 || n > 40)
+		return (0);
+	for (i = 0; i < n; i++) {
+		if (!isalnum((unsigned char)name[i]) &&
+		    strchr("-_.", name[i]) == NULL)
+			return (0);
+	}
+	return (1);
+}
+
+/* A route's endpoint must parse again from its own text, the same. */
+static void
+check_endpoint(const struct endpoint *ep)
+{
+	struct endpoint	 again;
+	char		 err[512];
+
+	if (ep->spec == NULL || ep->transport == NULL || ep->name[0] == '\0')
+		abort();
+	if (ep->addrlen != 0 || ep->tls_ctx != NULL || ep->sock_created)
+		abort();	/* -n resolves, loads and creates nothing */
+	if (endpoint_parse(ep->spec, &again, err, sizeof(err)) == -1 ||
+	    again.type != ep->type || again.role != ep->role ||
+	    again.mode != ep->mode || strcmp(again.name, ep->name) != 0 ||
+	    strcmp(again.transport_spec, ep->transport_spec) != 0 ||
+	    again.nallow != ep->nallow || (again.policy == NULL) !=
+	    (ep->policy == NULL))
+		abort();
+	endpoint_clear(&again);
+}
+
+static void
+check_loaded(const struct config *cfg)
+{
+	const struct route	*r, *other;
+
+	if (cfg->nerrors != 0 || cfg->oom || TAILQ_EMPTY(&cfg->routes))
+		abort();
+	TAILQ_FOREACH(r, &cfg->routes, entry) {
+		if (!valid_name(r->name) || r->started)
+			abort();
+		for (other = TAILQ_NEXT(r, entry); other != NULL;
+		    other = TAILQ_NEXT(other, entry)) {
+			if (strcmp(r->name, other->name) == 0)
+				abort();	/* a name twice */
+		}
+		check_endpoint(&r->endpoint[SIDE_LOCAL]);
+		check_endpoint(&r->endpoint[SIDE_REMOTE]);
+	}
+}
+
+static void
+check_refused(const struct config *cfg, int nlines)
+{
+	size_t	 i;
+
+	if (cfg->nerrors == 0 || !TAILQ_EMPTY(&cfg->routes))
+		abort();	/* nothing partial may be left to apply */
+	for (i = 0; i < cfg->nerrors; i++) {
+		if (cfg->errors[i].message == NULL ||
+		    cfg->errors[i].message[0] == '\0' ||
+		    cfg->errors[i].line < 1 || cfg->errors[i].line > nlines)
+			abort();	/* file:line: message, inside the file */
+		if (i > 0 && cfg->errors[i].line < cfg->errors[i - 1].line)
+			abort();
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct config	 cfg;
+	FILE		*fp;
+	uint8_t		*copy;
+	size_t		 i;
+	int		 nlines = 0, nsettings = 0;
+
+	if ((copy = malloc(size + 1)) == NULL)
+		return (0);
+	memcpy(copy, data, size);
+	/* Lines as getline counts them; an empty file still has line 1. */
+	for (i = 0; i < size; i++)
+		nlines += copy[i] == '\n';
+	if (size > 0 && copy[size - 1] != '\n')
+		nlines++;
+	if (nlines == 0)
+		nlines = 1;
+	if ((fp = fmemopen(copy, size, "r")) == NULL)
+		abort();
+	if (config_parse(&cfg, "fuzz.conf", fp, setting, &nsettings) == 0)
+		check_loaded(&cfg);
+	else
+		check_refused(&cfg, nlines);
+	if (strcmp(cfg.path, "fuzz.conf") != 0)
+		abort();
+	config_free(&cfg);
+	if (cfg.path != NULL || cfg.errors != NULL ||
+	    TAILQ_FIRST(&cfg.routes) != NULL)
+		abort();
+	fclose(fp);
+	free(copy);
+	return (0);
+}
