@@ -47,6 +47,8 @@ struct settings settings = {
 	.low_water = 128 * 1024,
 	.runtime_side = SIDE_LOCAL,
 	.log_level = LL_INFO,
+	.max_sessions = 1024,
+	.max_sessions_per_peer = 64,
 };
 
 struct event_base	*base;
@@ -73,7 +75,10 @@ enum {
 	OPT_BUFFER_SIZE,
 	OPT_RUNTIME,
 	OPT_UNSAFE_LISTEN,
-	OPT_TLS_HANDSHAKE_TIMEOUT
+	OPT_TLS_HANDSHAKE_TIMEOUT,
+	OPT_MAX_SESSIONS,
+	OPT_MAX_SESSIONS_PER_PEER,
+	OPT_IDLE_TIMEOUT
 };
 
 static const struct option long_options[] = {
@@ -92,6 +97,10 @@ static const struct option long_options[] = {
 	{ "check", no_argument, NULL, 'n' },
 	{ "tls-handshake-timeout", required_argument, NULL,
 	    OPT_TLS_HANDSHAKE_TIMEOUT },
+	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
+	{ "max-sessions-per-peer", required_argument, NULL,
+	    OPT_MAX_SESSIONS_PER_PEER },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -138,6 +147,12 @@ usage(int status)
 	    "(512k)\n"
 	    "      --runtime local|remote  client-client: the runtime's "
 	    "side (local)\n"
+	    "      --idle-timeout T        close a forwarding session quiet "
+	    "that long (off)\n"
+	    "      --max-sessions N        accepted connections open at "
+	    "once (1024)\n"
+	    "      --max-sessions-per-peer N  of them from one uid, address "
+	    "or cert (64)\n"
 	    "      --unsafe-listen         allow plaintext TCP beyond "
 	    "loopback\n"
 	    "  -h, --help                  this text\n"
@@ -152,6 +167,40 @@ option_ms(const char *arg, int allow_zero, int *ms, char *err, size_t len)
 {
 	if (parse_ms(arg, ms) == -1 || (*ms == 0 && !allow_zero)) {
 		snprintf(err, len, "give a duration such as 5, 0.5 or 500ms");
+		return (-1);
+	}
+	return (0);
+}
+
+/* A count from 1 to 1,000,000. */
+static int
+option_count(const char *arg, int *n, char *err, size_t len)
+{
+	char	*end;
+	long	 v;
+
+	v = strtol(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || v < 1 ||
+	    v > 1000000) {
+		snprintf(err, len, "give a number from 1 to 1000000");
+		return (-1);
+	}
+	*n = (int)v;
+	return (0);
+}
+
+/* A flag: given alone on the command line, or yes or no in the file. */
+static int
+option_flag(const char *arg, int *flag, char *err, size_t len)
+{
+	if (arg == NULL || strcmp(arg, "yes") == 0 ||
+	    strcmp(arg, "true") == 0 || strcmp(arg, "1") == 0)
+		*flag = 1;
+	else if (strcmp(arg, "no") == 0 || strcmp(arg, "false") == 0 ||
+	    strcmp(arg, "0") == 0)
+		*flag = 0;
+	else {
+		snprintf(err, len, "give yes or no");
 		return (-1);
 	}
 	return (0);
@@ -211,17 +260,15 @@ option_apply(struct settings *st, int ch, const char *arg, char *err,
 		}
 		return (0);
 	case OPT_UNSAFE_LISTEN:
-		if (arg == NULL || strcmp(arg, "yes") == 0 ||
-		    strcmp(arg, "true") == 0 || strcmp(arg, "1") == 0)
-			st->unsafe_listen = 1;
-		else if (strcmp(arg, "no") == 0 || strcmp(arg, "false") == 0 ||
-		    strcmp(arg, "0") == 0)
-			st->unsafe_listen = 0;
-		else {
-			snprintf(err, len, "give yes or no");
-			return (-1);
-		}
-		return (0);
+		return (option_flag(arg, &st->unsafe_listen, err, len));
+	case OPT_MAX_SESSIONS:
+		st->max_sessions_given = 1;
+		return (option_count(arg, &st->max_sessions, err, len));
+	case OPT_MAX_SESSIONS_PER_PEER:
+		return (option_count(arg, &st->max_sessions_per_peer, err,
+		    len));
+	case OPT_IDLE_TIMEOUT:
+		return (option_ms(arg, 1, &st->idle_timeout_ms, err, len));
 	}
 	snprintf(err, len, "not a setting");
 	return (-1);
@@ -388,6 +435,7 @@ reload_config(void)
 	}
 	settings = st;
 	log_set_level(settings.log_level);
+	limit_budget();
 	config_free(&cfg);
 	log_info("reloaded %s%s", config_path, waiting == 0 ? "" :
 	    "; the changes logged above wait for a restart");
@@ -461,6 +509,7 @@ dsroute_run(void)
 	char		 err[512];
 	size_t		 i;
 
+	limit_raise_nofile();
 	event_set_log_callback(libevent_log);
 	if ((base = event_base_new()) == NULL)
 		fatalx("cannot start the event loop");
@@ -487,6 +536,7 @@ dsroute_run(void)
 	    (long)getpid());
 	TAILQ_FOREACH(r, &routes, entry)
 		route_describe(r);
+	limit_budget();
 	if (frontend != NULL && frontend->start != NULL)
 		frontend->start();
 	log_info("ready");

@@ -22,9 +22,10 @@
  *		open N connections; each sends the IPC magic one byte per
  *		interval (a slowloris); report how many the peer closed and
  *		after how long: "dribble: closed=K of N min=S max=S"
- *	crowd hold N SECONDS ADDR
- *		open N connections and keep them silent for SECONDS (or
- *		until stdin closes); report "hold: opened=K of N"
+ *	crowd hold N SECONDS ADDR [SOURCE-IPV4]
+ *		open N connections (from SOURCE-IPV4, a loopback address,
+ *		if given) and keep them silent for SECONDS (or until stdin
+ *		closes); report "hold: opened=K of N"
  *	crowd cycles N ADDR
  *		N ProcessInfo commands one after the other, each on a new
  *		connection, reading the reply to EOF; "cycles: ok=K failed=F"
@@ -57,6 +58,7 @@ static const char	 magic[] = "DOTNET_IPC_V1";
 
 static struct sockaddr_storage	 target;
 static socklen_t		 target_len;
+static struct sockaddr_in	 source;	/* hold: bind here first */
 
 static int64_t
 now_ms(void)
@@ -71,7 +73,7 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: crowd dribble N INTERVAL-MS SECONDS ADDR\n"
-	    "       crowd hold N SECONDS ADDR\n"
+	    "       crowd hold N SECONDS ADDR [SOURCE-IPV4]\n"
 	    "       crowd cycles N ADDR\n"
 	    "       crowd rejects N ADDR\n");
 	exit(64);
@@ -116,6 +118,11 @@ dial(void)
 	if ((fd = socket(target.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
 	    -1)
 		return (-1);
+	if (source.sin_family == AF_INET && bind(fd, (struct sockaddr *)&source,
+	    sizeof(source)) == -1) {
+		close(fd);
+		return (-1);
+	}
 	if (connect(fd, (struct sockaddr *)&target, target_len) == -1) {
 		close(fd);
 		return (-1);
@@ -317,8 +324,13 @@ main(int argc, char *argv[])
 		return (cmd_dribble(atol(argv[2]), atol(argv[3]),
 		    atol(argv[4])));
 	}
-	if (strcmp(argv[1], "hold") == 0 && argc == 5) {
+	if (strcmp(argv[1], "hold") == 0 && (argc == 5 || argc == 6)) {
 		parse_addr(argv[4]);
+		if (argc == 6) {
+			source.sin_family = AF_INET;
+			if (inet_pton(AF_INET, argv[5], &source.sin_addr) != 1)
+				usage();
+		}
 		return (cmd_hold(atol(argv[2]), atol(argv[3])));
 	}
 	if (strcmp(argv[1], "cycles") == 0 && argc == 4) {
