@@ -353,6 +353,9 @@ struct settings {
 	int		 max_sessions_given; /* not the default */
 	int		 max_sessions_per_peer;
 	int		 idle_timeout_ms; /* 0: none */
+	char		 user[64];	/* drop to them after start-up */
+	char		 group[64];
+	int		 allow_core_dumps;
 };
 
 extern struct settings	 settings;
@@ -571,6 +574,10 @@ void		 runtime_lost(struct session *);
 void		 runtime_parked_event(struct conn *);
 void		 runtime_drop_all(struct route *);
 struct runtime	*runtime_find(struct route *, const uint8_t *);
+
+/* privilege.c */
+int		 privilege_harden(char *, size_t);
+int		 privilege_drop(char *, size_t);
 
 /* pump.c */
 int		 pump_read(struct conn *);

@@ -78,7 +78,10 @@ enum {
 	OPT_TLS_HANDSHAKE_TIMEOUT,
 	OPT_MAX_SESSIONS,
 	OPT_MAX_SESSIONS_PER_PEER,
-	OPT_IDLE_TIMEOUT
+	OPT_IDLE_TIMEOUT,
+	OPT_USER,
+	OPT_GROUP,
+	OPT_ALLOW_CORE_DUMPS
 };
 
 static const struct option long_options[] = {
@@ -101,6 +104,9 @@ static const struct option long_options[] = {
 	{ "max-sessions-per-peer", required_argument, NULL,
 	    OPT_MAX_SESSIONS_PER_PEER },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "group", required_argument, NULL, OPT_GROUP },
+	{ "allow-core-dumps", no_argument, NULL, OPT_ALLOW_CORE_DUMPS },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -155,6 +161,9 @@ usage(int status)
 	    "or cert (64)\n"
 	    "      --unsafe-listen         allow plaintext TCP beyond "
 	    "loopback\n"
+	    "      --user USER, --group GROUP  drop to them once listening\n"
+	    "      --allow-core-dumps      let the process dump core (it "
+	    "holds TLS keys)\n"
 	    "  -h, --help                  this text\n"
 	    "  -V, --version               the version\n"
 	    "\n"
@@ -203,6 +212,23 @@ option_flag(const char *arg, int *flag, char *err, size_t len)
 		snprintf(err, len, "give yes or no");
 		return (-1);
 	}
+	return (0);
+}
+
+/* A user or group name or number, checked now, used after start-up. */
+static int
+option_id(const char *arg, int is_user, char *dst, size_t dstlen, char *err,
+    size_t len)
+{
+	uid_t	 uid;
+	gid_t	 gid;
+
+	if (strlen(arg) >= dstlen || (is_user ? parse_uid(arg, &uid) :
+	    parse_gid(arg, &gid)) == -1) {
+		snprintf(err, len, "no such %s", is_user ? "user" : "group");
+		return (-1);
+	}
+	snprintf(dst, dstlen, "%s", arg);
 	return (0);
 }
 
@@ -269,6 +295,14 @@ option_apply(struct settings *st, int ch, const char *arg, char *err,
 		    len));
 	case OPT_IDLE_TIMEOUT:
 		return (option_ms(arg, 1, &st->idle_timeout_ms, err, len));
+	case OPT_USER:
+		return (option_id(arg, 1, st->user, sizeof(st->user), err,
+		    len));
+	case OPT_GROUP:
+		return (option_id(arg, 0, st->group, sizeof(st->group), err,
+		    len));
+	case OPT_ALLOW_CORE_DUMPS:
+		return (option_flag(arg, &st->allow_core_dumps, err, len));
 	}
 	snprintf(err, len, "not a setting");
 	return (-1);
@@ -433,6 +467,16 @@ reload_config(void)
 		st.unsafe_listen = settings.unsafe_listen;
 		waiting++;
 	}
+	if (strcmp(st.user, settings.user) != 0 ||
+	    strcmp(st.group, settings.group) != 0 ||
+	    st.allow_core_dumps != settings.allow_core_dumps) {
+		log_warning("reload: user, group and allow-core-dumps apply "
+		    "at start-up; that takes a restart");
+		memcpy(st.user, settings.user, sizeof(st.user));
+		memcpy(st.group, settings.group, sizeof(st.group));
+		st.allow_core_dumps = settings.allow_core_dumps;
+		waiting++;
+	}
 	settings = st;
 	log_set_level(settings.log_level);
 	limit_budget();
@@ -509,6 +553,8 @@ dsroute_run(void)
 	char		 err[512];
 	size_t		 i;
 
+	if (privilege_harden(err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	limit_raise_nofile();
 	event_set_log_callback(libevent_log);
 	if ((base = event_base_new()) == NULL)
@@ -530,6 +576,12 @@ dsroute_run(void)
 			}
 			fatalx("%s", err);
 		}
+	}
+	/* Every listener is bound and every key read: drop privileges. */
+	if (privilege_drop(err, sizeof(err)) == -1) {
+		TAILQ_FOREACH(r, &routes, entry)
+			route_stop_listening(r);
+		fatalx("%s", err);
 	}
 
 	log_info("dsroute %s started, pid %ld", PACKAGE_VERSION,

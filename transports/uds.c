@@ -283,8 +283,9 @@ uds_unlisten(struct endpoint *ep)
 		return;
 	ep->sock_created = 0;
 	if (lstat(ep->path, &st) == 0 && st.st_dev == ep->sock_dev &&
-	    st.st_ino == ep->sock_ino)
-		unlink(ep->path);
+	    st.st_ino == ep->sock_ino && unlink(ep->path) == -1)
+		log_warning("%s: cannot remove the socket: %s; the next start "
+		    "replaces it as a stale socket", ep->name, strerror(errno));
 }
 
 static int
