@@ -135,6 +135,7 @@ struct endpoint {
 	char			*group;
 	dev_t			 sock_dev;	/* the socket file we created */
 	ino_t			 sock_ino;
+	int			 sock_dirfd;	/* its directory, kept open */
 	int			 sock_created;
 
 	/* tcp and tls */

@@ -146,20 +146,20 @@ check "--user: the next start replaces it" has_line "$T/k2.err" \
 stop_dsroute k2
 
 # --allow-core-dumps: the dropped process is dumpable again.
-start_dsroute c --user nobody --allow-core-dumps "uds:$T/run/c.sock" \
-    tcp:127.0.0.1:0
+start_dsroute c --user nobody --allow-core-dumps \
+    "uds:$T/run/c.sock,owner=nobody" tcp:127.0.0.1:0
 check "--allow-core-dumps: dumpable after the drop" peekable "$(pid_of c)"
 stop_dsroute c
 
 # A drop that cannot happen, or leaves root, stops the start.
 refused "--user root: root is left, so it stops" \
     'the ids are uid 0/0/0 gid 0/0/0, not 0 and 0 without root; stopping' \
-    --user root "uds:$T/run/x.sock" tcp:127.0.0.1:0
-check "--user root: no socket is left behind" test ! -e "$T/run/x.sock"
+    --user root "uds:$T/x.sock" tcp:127.0.0.1:0
+check "--user root: no socket is left behind" test ! -e "$T/x.sock"
 refused "--user: an unknown user" "--user no-such-user-x: no such user" \
-    --user no-such-user-x "uds:$T/run/x.sock" tcp:127.0.0.1:0
+    --user no-such-user-x "uds:$T/x.sock" tcp:127.0.0.1:0
 refused "--group without --user" "--group needs --user" \
-    --group nogroup "uds:$T/run/x.sock" tcp:127.0.0.1:0
+    --group nogroup "uds:$T/x.sock" tcp:127.0.0.1:0
 setpriv --reuid=nobody --regid=nogroup --clear-groups "$DSROUTE" \
     --user daemon tcp:127.0.0.1:0 tcp:127.0.0.1:0 >"$T/out" 2>"$T/err"
 rc=$?
