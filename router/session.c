@@ -557,6 +557,8 @@ session_conn_ready(struct conn *c)
 		}
 		/* We dialled a listening tool: our advertise goes first. */
 		s->state = S_AWAIT_COMMAND;
+		log_debug("session %" PRIu64 ": %s has the advertise; its "
+		    "command is awaited", s->id, c->peer);
 		c->reading = c->writing = 1;
 		return (pump_write(c));
 	default:

@@ -26,6 +26,10 @@
  *		open N connections (from SOURCE-IPV4, a loopback address,
  *		if given) and keep them silent for SECONDS (or until stdin
  *		closes); report "hold: opened=K of N"
+ *	crowd stall
+ *		listen on 127.0.0.1 with a backlog of one, fill it with a
+ *		connection of its own and never accept: a peer that is slow
+ *		to accept, whose connects stay pending; "stall: port=P"
  *	crowd cycles N ADDR
  *		N ProcessInfo commands one after the other, each on a new
  *		connection, reading the reply to EOF; "cycles: ok=K failed=F"
@@ -74,6 +78,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: crowd dribble N INTERVAL-MS SECONDS ADDR\n"
 	    "       crowd hold N SECONDS ADDR [SOURCE-IPV4]\n"
+	    "       crowd stall\n"
 	    "       crowd cycles N ADDR\n"
 	    "       crowd rejects N ADDR\n");
 	exit(64);
@@ -314,9 +319,35 @@ cmd_dribble(long n, long interval, long seconds)
 	return (opened == n && closed == n ? 0 : 1);
 }
 
+static int
+cmd_stall(void)
+{
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&target;
+	int			 fd;
+
+	memset(&target, 0, sizeof(target));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	target_len = sizeof(*sin);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    bind(fd, (struct sockaddr *)&target, target_len) == -1 ||
+	    listen(fd, 0) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&target, &target_len) == -1)
+		return (1);
+	/* The queue holds one: ours.  Later SYNs are dropped. */
+	if (dial() == -1)
+		return (1);
+	printf("stall: port=%u\n", ntohs(sin->sin_port));
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 int
 main(int argc, char *argv[])
 {
+	if (argc == 2 && strcmp(argv[1], "stall") == 0)
+		return (cmd_stall());
 	if (argc < 3)
 		usage();
 	if (strcmp(argv[1], "dribble") == 0 && argc == 6) {
