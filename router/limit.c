@@ -181,7 +181,7 @@ peer_describe(const struct peer_count *p, char *buf, size_t len)
 
 /* Log a refusal, at most one line a second; the line counts the rest. */
 static void
-refused(const struct conn *c, const char *peer, const char *why)
+log_refusal(const struct conn *c, const char *peer, const char *why)
 {
 	uint64_t	 now = now_ms();
 	char		 more[64] = "";
@@ -199,6 +199,24 @@ refused(const struct conn *c, const char *peer, const char *why)
 	unlogged_refusals = 0;
 }
 
+/* Refuse c, over the limit in all or over that of its peer p. */
+static int
+refuse(const struct conn *c, struct peer_count *p, int in_all)
+{
+	char	 peer[96], why[128];
+
+	peer_describe(p, peer, sizeof(peer));
+	if (in_all)
+		snprintf(why, sizeof(why), "%u sessions are open "
+		    "(--max-sessions)", open_total);
+	else
+		snprintf(why, sizeof(why), "%u sessions of this peer are open "
+		    "(--max-sessions-per-peer)", p->open);
+	peer_put(p);
+	log_refusal(c, peer, why);
+	return (-1);
+}
+
 /*
  * Count a connection just accepted on c (its transport set up, not a byte
  * read), or refuse it.  Return -1 if it is over a limit.
@@ -207,25 +225,15 @@ int
 limit_admit(struct conn *c, const struct sockaddr *sa)
 {
 	struct peer_count	*p;
-	char			 peer[96], why[128];
 
 	if ((p = peer_of_conn(c, sa)) == NULL) {
-		refused(c, "a peer", "out of memory");
+		log_refusal(c, "a peer", "out of memory");
 		return (-1);
 	}
-	if (open_total >= (unsigned int)settings.max_sessions ||
-	    p->open >= (unsigned int)settings.max_sessions_per_peer) {
-		peer_describe(p, peer, sizeof(peer));
-		if (open_total >= (unsigned int)settings.max_sessions)
-			snprintf(why, sizeof(why), "%u sessions are open "
-			    "(--max-sessions)", open_total);
-		else
-			snprintf(why, sizeof(why), "%u sessions of this peer "
-			    "are open (--max-sessions-per-peer)", p->open);
-		peer_put(p);
-		refused(c, peer, why);
-		return (-1);
-	}
+	if (open_total >= (unsigned int)settings.max_sessions)
+		return (refuse(c, p, 1));
+	if (p->open >= (unsigned int)settings.max_sessions_per_peer)
+		return (refuse(c, p, 0));
 	p->open++;
 	open_total++;
 	c->counted = p;
@@ -241,23 +249,16 @@ int
 limit_identified(struct conn *c)
 {
 	struct peer_count	*was = c->counted, *p;
-	char			 peer[96], why[128];
 
 	if (was == NULL || c->identity == NULL)
 		return (0);
 	if ((p = peer_get(PEER_CERT, c->identity->fingerprint,
 	    sizeof(c->identity->fingerprint))) == NULL) {
-		refused(c, "a TLS peer", "out of memory");
+		log_refusal(c, "a TLS peer", "out of memory");
 		return (-1);
 	}
-	if (p->open >= (unsigned int)settings.max_sessions_per_peer) {
-		peer_describe(p, peer, sizeof(peer));
-		snprintf(why, sizeof(why), "%u sessions of this peer are open "
-		    "(--max-sessions-per-peer)", p->open);
-		peer_put(p);
-		refused(c, peer, why);
-		return (-1);
-	}
+	if (p->open >= (unsigned int)settings.max_sessions_per_peer)
+		return (refuse(c, p, 0));
 	p->open++;
 	c->counted = p;
 	was->open--;
@@ -312,16 +313,20 @@ limit_raise_nofile(void)
 
 /*
  * Check that --max-sessions fits in the descriptors left once the routes
- * are open, two per session; log the budget.  A default that does not fit
- * is lowered; a value given is kept, with a warning.
+ * are open (counted at start-up, not again on a reload), two per session;
+ * log the budget.  A default that does not fit is lowered; a value given
+ * is kept, with a warning.
  */
 void
 limit_budget(void)
 {
+	static long	 used = -1;
 	struct rlimit	 rl;
-	long		 used, room, fit;
+	long		 room, fit;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || (used = fds_in_use()) == -1)
+	if (used == -1)
+		used = fds_in_use();
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || used == -1)
 		return;
 	room = rl.rlim_cur == RLIM_INFINITY ? LONG_MAX :
 	    (long)rl.rlim_cur - used - FD_RESERVE;

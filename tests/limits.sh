@@ -110,6 +110,28 @@ check "counted down: 8 from one peer open again" \
 stop h3
 stop_dsroute d
 
+# The limits are settings of the configuration file too.
+cat >"$T/limits.conf" <<EOF
+max-sessions = 10
+max-sessions-per-peer = 2
+idle-timeout = 30
+
+[main]
+local = uds:$T/rt.sock
+remote = tcp:127.0.0.1:0
+EOF
+start_dsroute f --handshake-timeout 60 -f "$T/limits.conf"
+fport=$(port_of f remote)
+fbase=$(fd_count "$(pid_of f)")
+like "from the file: the budget names its limits" "$(cat "$T/f.err")" \
+    'up to 10 sessions \(--max-sessions\) of 2 each, 2 per peer'
+hold h5 2 "tcp:127.0.0.1:$fport" 127.0.0.1
+wait_for 10 eval "[ \$(fd_count $(pid_of f)) -eq $((fbase + 2)) ]"
+is "from the file: a third from one peer is refused" \
+    "$(probe "$fport" 127.0.0.1)" 0
+stop h5
+stop_dsroute f
+
 # A local peer is counted by its uid: root's are full, nobody's are not.
 if [ "$(id -u)" -eq 0 ]; then
 	chmod 0755 "$T"
