@@ -26,21 +26,6 @@
 getent passwd nobody >/dev/null && getent group nogroup >/dev/null ||
     skip_all "no user nobody or group nogroup"
 
-# refused DESCRIPTION EREGEX ARGS...: dsroute exits 1 with one such line.
-refused() {
-	_desc=$1
-	_want=$2
-	shift 2
-	"$DSROUTE" "$@" >"$T/out" 2>"$T/err"
-	_rc=$?
-	if [ $_rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
-	    grep -Eq -- "$_want" "$T/err"; then
-		pass "$_desc"
-	else
-		fail "$_desc" "status $_rc: $(cat "$T/err")"
-	fi
-}
-
 # ids PID Uid|Gid: the four ids of a process.
 ids() {
 	awk -v k="$2:" '$1 == k { print $2, $3, $4, $5 }' "/proc/$1/status"
