@@ -70,7 +70,7 @@ valgrind_pass() {
 	    >build/valgrind/check.out 2>&1
 }
 valgrind_tests="tests/startup.sh tests/modes.sh tests/commands.sh tests/chain.sh
-	tests/badinput.sh tests/isolation.sh tests/teardown.sh"
+	tests/badinput.sh tests/isolation.sh tests/teardown.sh tests/faults.sh"
 
 # Configure (once) and build in build/$1 with the remaining configure flags.
 build() {

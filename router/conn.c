@@ -101,10 +101,12 @@ conn_move(struct conn *dst, struct conn *src)
 	dst->pid = src->pid;
 	dst->uid = src->uid;
 	dst->gid = src->gid;
+	dst->counted = src->counted;
 	conn_set_events(dst);
 	src->fd = -1;
 	src->tls = NULL;
 	src->identity = NULL;
+	src->counted = NULL;
 	src->rev_added = src->wev_added = 0;
 }
 
@@ -125,6 +127,8 @@ conn_close(struct conn *c)
 	c->identity = NULL;
 	close(c->fd);
 	c->fd = -1;
+	if (c->counted != NULL)
+		limit_release(c);
 	c->connecting = c->handshaking = 0;
 	c->reading = c->writing = 0;
 	c->eof = c->shut = c->shut_pending = c->throttled = 0;

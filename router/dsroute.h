@@ -36,6 +36,7 @@
 struct acl_policy;
 struct evbuffer;
 struct evconnlistener;
+struct peer_count;
 
 /*
  * The wire protocol (ipc.c).  Everything is little-endian; see
@@ -134,6 +135,7 @@ struct endpoint {
 	char			*group;
 	dev_t			 sock_dev;	/* the socket file we created */
 	ino_t			 sock_ino;
+	int			 sock_dirfd;	/* its directory, kept open */
 	int			 sock_created;
 
 	/* tcp and tls */
@@ -237,6 +239,7 @@ struct conn {
 	uid_t			 uid;
 	gid_t			 gid;
 	struct identity		*identity;	/* verified TLS peer, if any */
+	struct peer_count	*counted;	/* the peer it counts for */
 
 	uint64_t		 nwritten;
 	int			 error;		/* errno of the last failure */
@@ -273,6 +276,8 @@ struct session {
 	int			 tool_side;	/* -1 until classified */
 	struct runtime		*runtime;	/* record of the paired runtime */
 	struct event		 timer;		/* the deadline of the state */
+	struct event		 idle;		/* --idle-timeout, forwarding */
+	uint64_t		 last_io;	/* monotonic ms of the last byte */
 	struct advertise	 advertise;	/* the runtime's, when known */
 	int			 have_advertise;
 	char			 command[40];	/* name of the first command */
@@ -362,6 +367,13 @@ struct settings {
 	int		 unsafe_listen;
 	int		 runtime_side;	/* client-client default */
 	int		 log_level;	/* enum log_level */
+	int		 max_sessions;
+	int		 max_sessions_given; /* not the default */
+	int		 max_sessions_per_peer;
+	int		 idle_timeout_ms; /* 0: none */
+	char		 user[64];	/* drop to them after start-up */
+	char		 group[64];
+	int		 allow_core_dumps;
 };
 
 extern struct settings	 settings;
@@ -591,11 +603,16 @@ void		 runtime_parked_event(struct conn *);
 void		 runtime_drop_all(struct route *);
 struct runtime	*runtime_find(struct route *, const uint8_t *);
 
+/* privilege.c */
+int		 privilege_harden(char *, size_t);
+int		 privilege_drop(char *, size_t);
+
 /* pump.c */
 int		 pump_read(struct conn *);
 int		 pump_write(struct conn *);
 int		 pump_start(struct session *);
 void		 pump_update(struct session *);
+void		 pump_idle_cb(evutil_socket_t, short, void *);
 
 /* judge.c */
 struct verdict {
@@ -618,6 +635,13 @@ void		 conn_update(struct conn *);
 int		 conn_dial(struct conn *);
 int		 conn_is_open(const struct conn *);
 const char	*conn_error(const struct conn *);
+
+/* limit.c */
+int		 limit_admit(struct conn *, const struct sockaddr *);
+int		 limit_identified(struct conn *);
+void		 limit_release(struct conn *);
+void		 limit_raise_nofile(void);
+void		 limit_budget(void);
 
 /* log.c */
 enum log_level {

@@ -47,6 +47,8 @@ struct settings settings = {
 	.low_water = 128 * 1024,
 	.runtime_side = SIDE_LOCAL,
 	.log_level = LL_INFO,
+	.max_sessions = 1024,
+	.max_sessions_per_peer = 64,
 };
 
 struct event_base	*base;
@@ -73,7 +75,13 @@ enum {
 	OPT_BUFFER_SIZE,
 	OPT_RUNTIME,
 	OPT_UNSAFE_LISTEN,
-	OPT_TLS_HANDSHAKE_TIMEOUT
+	OPT_TLS_HANDSHAKE_TIMEOUT,
+	OPT_MAX_SESSIONS,
+	OPT_MAX_SESSIONS_PER_PEER,
+	OPT_IDLE_TIMEOUT,
+	OPT_USER,
+	OPT_GROUP,
+	OPT_ALLOW_CORE_DUMPS
 };
 
 static const struct option long_options[] = {
@@ -92,6 +100,13 @@ static const struct option long_options[] = {
 	{ "check", no_argument, NULL, 'n' },
 	{ "tls-handshake-timeout", required_argument, NULL,
 	    OPT_TLS_HANDSHAKE_TIMEOUT },
+	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
+	{ "max-sessions-per-peer", required_argument, NULL,
+	    OPT_MAX_SESSIONS_PER_PEER },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "group", required_argument, NULL, OPT_GROUP },
+	{ "allow-core-dumps", no_argument, NULL, OPT_ALLOW_CORE_DUMPS },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -138,8 +153,17 @@ usage(int status)
 	    "(512k)\n"
 	    "      --runtime local|remote  client-client: the runtime's "
 	    "side (local)\n"
+	    "      --idle-timeout T        close a forwarding session quiet "
+	    "that long (off)\n"
+	    "      --max-sessions N        accepted connections open at "
+	    "once (1024)\n"
+	    "      --max-sessions-per-peer N  of them from one uid, address "
+	    "or cert (64)\n"
 	    "      --unsafe-listen         allow plaintext TCP beyond "
 	    "loopback\n"
+	    "      --user USER, --group GROUP  drop to them once listening\n"
+	    "      --allow-core-dumps      let the process dump core (it "
+	    "holds TLS keys)\n"
 	    "  -h, --help                  this text\n"
 	    "  -V, --version               the version\n"
 	    "\n"
@@ -154,6 +178,57 @@ option_ms(const char *arg, int allow_zero, int *ms, char *err, size_t len)
 		snprintf(err, len, "give a duration such as 5, 0.5 or 500ms");
 		return (-1);
 	}
+	return (0);
+}
+
+/* A count from 1 to 1,000,000. */
+static int
+option_count(const char *arg, int *n, char *err, size_t len)
+{
+	char	*end;
+	long	 v;
+
+	v = strtol(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || v < 1 ||
+	    v > 1000000) {
+		snprintf(err, len, "give a number from 1 to 1000000");
+		return (-1);
+	}
+	*n = (int)v;
+	return (0);
+}
+
+/* A flag: given alone on the command line, or yes or no in the file. */
+static int
+option_flag(const char *arg, int *flag, char *err, size_t len)
+{
+	if (arg == NULL || strcmp(arg, "yes") == 0 ||
+	    strcmp(arg, "true") == 0 || strcmp(arg, "1") == 0)
+		*flag = 1;
+	else if (strcmp(arg, "no") == 0 || strcmp(arg, "false") == 0 ||
+	    strcmp(arg, "0") == 0)
+		*flag = 0;
+	else {
+		snprintf(err, len, "give yes or no");
+		return (-1);
+	}
+	return (0);
+}
+
+/* A user or group name or number, checked now, used after start-up. */
+static int
+option_id(const char *arg, int is_user, char *dst, size_t dstlen, char *err,
+    size_t len)
+{
+	uid_t	 uid;
+	gid_t	 gid;
+
+	if (strlen(arg) >= dstlen || (is_user ? parse_uid(arg, &uid) :
+	    parse_gid(arg, &gid)) == -1) {
+		snprintf(err, len, "no such %s", is_user ? "user" : "group");
+		return (-1);
+	}
+	snprintf(dst, dstlen, "%s", arg);
 	return (0);
 }
 
@@ -211,17 +286,23 @@ option_apply(struct settings *st, int ch, const char *arg, char *err,
 		}
 		return (0);
 	case OPT_UNSAFE_LISTEN:
-		if (arg == NULL || strcmp(arg, "yes") == 0 ||
-		    strcmp(arg, "true") == 0 || strcmp(arg, "1") == 0)
-			st->unsafe_listen = 1;
-		else if (strcmp(arg, "no") == 0 || strcmp(arg, "false") == 0 ||
-		    strcmp(arg, "0") == 0)
-			st->unsafe_listen = 0;
-		else {
-			snprintf(err, len, "give yes or no");
-			return (-1);
-		}
-		return (0);
+		return (option_flag(arg, &st->unsafe_listen, err, len));
+	case OPT_MAX_SESSIONS:
+		st->max_sessions_given = 1;
+		return (option_count(arg, &st->max_sessions, err, len));
+	case OPT_MAX_SESSIONS_PER_PEER:
+		return (option_count(arg, &st->max_sessions_per_peer, err,
+		    len));
+	case OPT_IDLE_TIMEOUT:
+		return (option_ms(arg, 1, &st->idle_timeout_ms, err, len));
+	case OPT_USER:
+		return (option_id(arg, 1, st->user, sizeof(st->user), err,
+		    len));
+	case OPT_GROUP:
+		return (option_id(arg, 0, st->group, sizeof(st->group), err,
+		    len));
+	case OPT_ALLOW_CORE_DUMPS:
+		return (option_flag(arg, &st->allow_core_dumps, err, len));
 	}
 	snprintf(err, len, "not a setting");
 	return (-1);
@@ -386,8 +467,19 @@ reload_config(void)
 		st.unsafe_listen = settings.unsafe_listen;
 		waiting++;
 	}
+	if (strcmp(st.user, settings.user) != 0 ||
+	    strcmp(st.group, settings.group) != 0 ||
+	    st.allow_core_dumps != settings.allow_core_dumps) {
+		log_warning("reload: user, group and allow-core-dumps apply "
+		    "at start-up; that takes a restart");
+		memcpy(st.user, settings.user, sizeof(st.user));
+		memcpy(st.group, settings.group, sizeof(st.group));
+		st.allow_core_dumps = settings.allow_core_dumps;
+		waiting++;
+	}
 	settings = st;
 	log_set_level(settings.log_level);
+	limit_budget();
 	config_free(&cfg);
 	log_info("reloaded %s%s", config_path, waiting == 0 ? "" :
 	    "; the changes logged above wait for a restart");
@@ -461,6 +553,9 @@ dsroute_run(void)
 	char		 err[512];
 	size_t		 i;
 
+	if (privilege_harden(err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	limit_raise_nofile();
 	event_set_log_callback(libevent_log);
 	if ((base = event_base_new()) == NULL)
 		fatalx("cannot start the event loop");
@@ -482,11 +577,18 @@ dsroute_run(void)
 			fatalx("%s", err);
 		}
 	}
+	/* Every listener is bound and every key read: drop privileges. */
+	if (privilege_drop(err, sizeof(err)) == -1) {
+		TAILQ_FOREACH(r, &routes, entry)
+			route_stop_listening(r);
+		fatalx("%s", err);
+	}
 
 	log_info("dsroute %s started, pid %ld", PACKAGE_VERSION,
 	    (long)getpid());
 	TAILQ_FOREACH(r, &routes, entry)
 		route_describe(r);
+	limit_budget();
 	if (frontend != NULL && frontend->start != NULL)
 		frontend->start();
 	log_info("ready");

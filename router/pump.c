@@ -227,6 +227,8 @@ pump_read(struct conn *c)
 	if (n == 0)
 		return (pump_eof(c));
 
+	if (settings.idle_timeout_ms > 0)
+		s->last_io = now_ms();
 	if (deliver(p, scratch, n) == -1)
 		return (-1);
 	if (evbuffer_get_length(p->out) >= settings.high_water)
@@ -267,8 +269,11 @@ pump_write(struct conn *c)
 			return (io_failed(s, c, 1));
 		if (n == IO_WANT_READ)
 			c->wwant_read = 1;
-		if (n > 0)
+		if (n > 0) {
 			c->nwritten += n;
+			if (settings.idle_timeout_ms > 0)
+				s->last_io = now_ms();
+		}
 	}
 	if (src->throttled &&
 	    evbuffer_get_length(c->out) < settings.low_water) {
@@ -302,9 +307,15 @@ pump_start(struct session *s)
 {
 	struct conn	*tool = &s->conn[s->tool_side];
 	struct conn	*rt = &s->conn[OTHER_SIDE(s->tool_side)];
+	struct timeval	 tv;
 
 	s->state = S_PUMP;
 	evtimer_del(&s->timer);
+	if (settings.idle_timeout_ms > 0) {
+		s->last_io = now_ms();
+		timeval_ms(&tv, settings.idle_timeout_ms);
+		evtimer_add(&s->idle, &tv);
+	}
 	tool->reading = rt->reading = 1;
 	tool->writing = rt->writing = 1;
 	if (pump_write(rt) == -1 || pump_write(tool) == -1)
@@ -314,4 +325,30 @@ pump_start(struct session *s)
 	conn_update(tool);
 	conn_update(rt);
 	return (check_done(s));
+}
+
+/*
+ * --idle-timeout: close a forwarding session in which no byte moved
+ * either way for that long.  The timer is not pushed back on every byte:
+ * when it fires early it waits for the rest.
+ */
+void
+pump_idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct session	*s = arg;
+	struct timeval	 tv;
+	uint64_t	 quiet = now_ms() - s->last_io;
+	char		 reason[96];
+
+	/* Off since a reload, or the session waits for a runtime again. */
+	if (settings.idle_timeout_ms == 0 || s->state != S_PUMP)
+		return;
+	if (quiet < (uint64_t)settings.idle_timeout_ms) {
+		timeval_ms(&tv, settings.idle_timeout_ms - (int)quiet);
+		evtimer_add(&s->idle, &tv);
+		return;
+	}
+	snprintf(reason, sizeof(reason), "idle: no byte either way for %.1fs "
+	    "(--idle-timeout)", settings.idle_timeout_ms / 1000.0);
+	session_close(s, reason);
 }

@@ -100,6 +100,7 @@ session_new(struct route *r)
 	s->route = r;
 	s->tool_side = -1;
 	evtimer_assign(&s->timer, base, session_timeout, s);
+	evtimer_assign(&s->idle, base, pump_idle_cb, s);
 	gettimeofday(&s->started, NULL);
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
 	return (s);
@@ -131,6 +132,12 @@ session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
 	    r->endpoint[side].name);
 	if (conn_attach(c, fd, 1) == -1) {
 		session_close(s, conn_error(c));
+		return;
+	}
+	/* Over a limit: closed before a byte is read; limit.c logs it. */
+	if (limit_admit(c, sa) == -1) {
+		s->quiet = 1;
+		session_close(s, "refused: over a session limit");
 		return;
 	}
 	/* The first message's deadline starts once the handshake is done. */
@@ -530,6 +537,11 @@ session_conn_ready(struct conn *c)
 
 	switch (s->state) {
 	case S_CLASSIFY:
+		if (limit_identified(c) == -1) {
+			s->quiet = 1;
+			session_close(s, "refused: over a session limit");
+			return (-1);
+		}
 		arm_timer(s, settings.handshake_timeout_ms);
 		/*
 		 * A client usually writes right after connecting: read now
@@ -554,6 +566,8 @@ session_conn_ready(struct conn *c)
 		}
 		/* We dialled a listening tool: our advertise goes first. */
 		s->state = S_AWAIT_COMMAND;
+		log_debug("session %" PRIu64 ": %s has the advertise; its "
+		    "command is awaited", s->id, c->peer);
 		c->reading = c->writing = 1;
 		return (pump_write(c));
 	default:
@@ -803,6 +817,7 @@ session_close(struct session *s, const char *reason)
 		runtime_release(s);
 	free(s->replay);
 	evtimer_del(&s->timer);
+	evtimer_del(&s->idle);
 	conn_free(&s->conn[SIDE_LOCAL]);
 	conn_free(&s->conn[SIDE_REMOTE]);
 	TAILQ_REMOVE(&sessions, s, entry);

@@ -22,9 +22,14 @@
  *		open N connections; each sends the IPC magic one byte per
  *		interval (a slowloris); report how many the peer closed and
  *		after how long: "dribble: closed=K of N min=S max=S"
- *	crowd hold N SECONDS ADDR
- *		open N connections and keep them silent for SECONDS (or
- *		until stdin closes); report "hold: opened=K of N"
+ *	crowd hold N SECONDS ADDR [SOURCE-IPV4]
+ *		open N connections (from SOURCE-IPV4, a loopback address,
+ *		if given) and keep them silent for SECONDS (or until stdin
+ *		closes); report "hold: opened=K of N"
+ *	crowd stall
+ *		listen on 127.0.0.1 with a backlog of one, fill it with a
+ *		connection of its own and never accept: a peer that is slow
+ *		to accept, whose connects stay pending; "stall: port=P"
  *	crowd cycles N ADDR
  *		N ProcessInfo commands one after the other, each on a new
  *		connection, reading the reply to EOF; "cycles: ok=K failed=F"
@@ -57,6 +62,7 @@ static const char	 magic[] = "DOTNET_IPC_V1";
 
 static struct sockaddr_storage	 target;
 static socklen_t		 target_len;
+static struct sockaddr_in	 source;	/* hold: bind here first */
 
 static int64_t
 now_ms(void)
@@ -71,7 +77,8 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: crowd dribble N INTERVAL-MS SECONDS ADDR\n"
-	    "       crowd hold N SECONDS ADDR\n"
+	    "       crowd hold N SECONDS ADDR [SOURCE-IPV4]\n"
+	    "       crowd stall\n"
 	    "       crowd cycles N ADDR\n"
 	    "       crowd rejects N ADDR\n");
 	exit(64);
@@ -116,6 +123,11 @@ dial(void)
 	if ((fd = socket(target.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
 	    -1)
 		return (-1);
+	if (source.sin_family == AF_INET && bind(fd, (struct sockaddr *)&source,
+	    sizeof(source)) == -1) {
+		close(fd);
+		return (-1);
+	}
 	if (connect(fd, (struct sockaddr *)&target, target_len) == -1) {
 		close(fd);
 		return (-1);
@@ -307,9 +319,35 @@ cmd_dribble(long n, long interval, long seconds)
 	return (opened == n && closed == n ? 0 : 1);
 }
 
+static int
+cmd_stall(void)
+{
+	struct sockaddr_in	*sin = (struct sockaddr_in *)&target;
+	int			 fd;
+
+	memset(&target, 0, sizeof(target));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	target_len = sizeof(*sin);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    bind(fd, (struct sockaddr *)&target, target_len) == -1 ||
+	    listen(fd, 0) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&target, &target_len) == -1)
+		return (1);
+	/* The queue holds one: ours.  Later SYNs are dropped. */
+	if (dial() == -1)
+		return (1);
+	printf("stall: port=%u\n", ntohs(sin->sin_port));
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 int
 main(int argc, char *argv[])
 {
+	if (argc == 2 && strcmp(argv[1], "stall") == 0)
+		return (cmd_stall());
 	if (argc < 3)
 		usage();
 	if (strcmp(argv[1], "dribble") == 0 && argc == 6) {
@@ -317,8 +355,13 @@ main(int argc, char *argv[])
 		return (cmd_dribble(atol(argv[2]), atol(argv[3]),
 		    atol(argv[4])));
 	}
-	if (strcmp(argv[1], "hold") == 0 && argc == 5) {
+	if (strcmp(argv[1], "hold") == 0 && (argc == 5 || argc == 6)) {
 		parse_addr(argv[4]);
+		if (argc == 6) {
+			source.sin_family = AF_INET;
+			if (inet_pton(AF_INET, argv[5], &source.sin_addr) != 1)
+				usage();
+		}
 		return (cmd_hold(atol(argv[2]), atol(argv[3])));
 	}
 	if (strcmp(argv[1], "cycles") == 0 && argc == 4) {

@@ -136,6 +136,9 @@ static pthread_cond_t		 park_cv;
 static pthread_mutex_t		 out_mtx = PTHREAD_MUTEX_INITIALIZER;
 static __thread int		 io_errno;
 
+/* raw: SIGUSR1 ends a --hold-ms early. */
+static volatile sig_atomic_t	 hold_cut;
+
 static void	out(const char *, ...)
 		    __attribute__((format(printf, 1, 2)));
 static void	diag(const char *, ...)
@@ -308,12 +311,13 @@ wait_io(int fd, short events, int64_t until)
 
 	for (;;) {
 		left = until - now_ms();
-		if (left <= 0)
+		if (left <= 0 || (hold_cut && (events & POLLIN)))
 			return (IO_TIMEOUT);
 		pfd.fd = fd;
 		pfd.events = events;
 		pfd.revents = 0;
-		n = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
+		/* A tenth of a second at most: SIGUSR1 may hit another thread. */
+		n = poll(&pfd, 1, left > 100 ? 100 : (int)left);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -417,7 +421,7 @@ sleep_ms(int64_t ms)
 		left = until - now_ms();
 		if (now_ms() >= deadline)
 			return (IO_TIMEOUT);
-		if (left <= 0)
+		if (left <= 0 || hold_cut)
 			return (IO_OK);
 		if (left > deadline - now_ms())
 			left = deadline - now_ms();
@@ -1195,12 +1199,22 @@ raw_read(int fd, uint8_t *reply, size_t *have, uint64_t *total,
 	}
 }
 
-/* Send raw bytes, optionally held, half-closed or reset; show replies. */
+static void
+on_usr1(int sig)
+{
+	hold_cut = 1;
+}
+
+/*
+ * Send raw bytes, optionally held (until SIGUSR1, at most), half-closed
+ * or reset; show replies.
+ */
 static int
 do_raw(int argc, char *argv[])
 {
 	static uint8_t	 data[IPC_MAX_MSG * 4];
 	static char	 hex[2 * 4096 + 1];
+	struct sigaction sa;
 	struct linger	 lg;
 	uint8_t		*reply;
 	uint64_t	 chunk = 0, delay = 0, hold = 0, total = 0, v;
@@ -1245,6 +1259,10 @@ do_raw(int argc, char *argv[])
 	}
 	if (chunk == 0)
 		chunk = len > 0 ? (uint64_t)len : 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;	/* no SA_RESTART: poll returns */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
 	if ((reply = malloc(MAX_RAW_REPLY)) == NULL) {
 		diag("out of memory");
 		return (EXIT_ERROR);
@@ -1280,7 +1298,7 @@ do_raw(int argc, char *argv[])
 			eof = 1;
 			r = IO_OK;
 		}
-		if (r == IO_TIMEOUT && until < deadline)
+		if (r == IO_TIMEOUT && (until < deadline || hold_cut))
 			r = IO_OK;
 		if (r == IO_OK && eof)
 			r = sleep_ms(until - now_ms());
@@ -1497,6 +1515,7 @@ usage(void)
 	    "  repeat N processinfo|resume\n"
 	    "  raw HEX [--chunk N] [--delay-ms MS] [--hold-ms MS] [--shut-wr] "
 	    "[--reset]\n"
+	    "      (SIGUSR1 ends the hold early)\n"
 	    "  command SET ID [HEXPAYLOAD]\n");
 	exit(EXIT_USAGE);
 }

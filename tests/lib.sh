@@ -174,6 +174,22 @@ wait_exit() {
 	wait_for "$2" eval "! kill -0 $(pid_of "$1")"
 }
 
+# refused DESCRIPTION EREGEX ARGS...: dsroute with ARGS exits 1 with one
+# line on stderr, which matches EREGEX.
+refused() {
+	_desc=$1
+	_want=$2
+	shift 2
+	"$DSROUTE" "$@" >"$T/out" 2>"$T/err"
+	_rc=$?
+	if [ $_rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+	    grep -Eq -- "$_want" "$T/err"; then
+		pass "$_desc"
+	else
+		fail "$_desc" "status $_rc: $(cat "$T/err")"
+	fi
+}
+
 # start_dsroute NAME ARGS...: start a router and wait until it is ready.
 start_dsroute() {
 	_name=$1

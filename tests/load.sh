@@ -38,9 +38,11 @@ cpu_ticks() {
 }
 
 # Slowloris: 1,000 sockets dribble a header; each is cut at the deadline
-# while a real client is served at once.
+# while a real client is served at once.  They all come from 127.0.0.1,
+# so the per-peer limit is lifted: the deadline alone must cut them.
 start_fakert rt --listen "$T/rt.sock" --pid 8001
-start_dsroute d --handshake-timeout 2 "uds:$T/rt.sock" tcp:127.0.0.1:0
+start_dsroute d --handshake-timeout 2 --max-sessions-per-peer 2000 \
+    "uds:$T/rt.sock" tcp:127.0.0.1:0
 addr="tcp:127.0.0.1:$(port_of d remote)"
 bg loris "$CROWD" dribble 1000 500 15 "$addr"
 wait_for 10 eval "[ \$(fd_count $(pid_of d)) -gt 900 ]"
@@ -75,11 +77,34 @@ check "churn: memory back near the baseline (+1 MiB)" \
 stop_dsroute d
 stop rt
 
-# A 40-descriptor limit under a flood of 100: accepting pauses instead
-# of spinning, nothing crashes, and it recovers once descriptors free.
+# A 40-descriptor limit: by default the session limit is lowered to fit,
+# and a flood of 100 is refused by it before accept() runs out.
 start_fakert rt2 --listen "$T/rt2.sock"
-bg lim prlimit --nofile=40 "$DSROUTE" "uds:$T/rt2.sock" tcp:127.0.0.1:0
+bg lim0 prlimit --nofile=40 "$DSROUTE" "uds:$T/rt2.sock" tcp:127.0.0.1:0
+wait_for 10 has_line "$T/lim0.err" '^info: ready$'
+check "fd limit: the default session limit is lowered to fit in 40" \
+    has_line "$T/lim0.err" \
+    '^warn: descriptors: limit 40, [0-9]+ open: room for [0-9]+ sessions; --max-sessions lowered from 1024 to [0-9]+$'
+addr="tcp:127.0.0.1:$(port_of lim0 remote)"
+mkfifo "$T/flood0.fifo"
+bg flood0 sh -c "exec \"$CROWD\" hold 100 1 \"$addr\" <>\"$T/flood0.fifo\""
+wait "$(pid_of flood0)"
+check "fd limit: the flood is refused by the session limit" \
+    has_line "$T/lim0.err" 'refused a connection from 127\.0\.0\.1: [0-9]+ sessions are open \(--max-sessions\)'
+is "fd limit: so accept() never ran out of descriptors" \
+    "$(count_lines "$T/lim0.err" 'cannot accept')" 0
+check "fd limit: served once the flood is gone" \
+    tool --timeout 5 "$addr" processinfo
+stop_dsroute lim0
+
+# With limits that do not fit, a flood of 100: accepting pauses instead
+# of spinning, nothing crashes, and it recovers once descriptors free.
+bg lim prlimit --nofile=40 "$DSROUTE" --max-sessions 1000 \
+    --max-sessions-per-peer 1000 "uds:$T/rt2.sock" tcp:127.0.0.1:0
 wait_for 10 has_line "$T/lim.err" '^info: ready$'
+check "fd limit: a --max-sessions that does not fit is kept, with a warning" \
+    has_line "$T/lim.err" \
+    '^warn: descriptors: limit 40, [0-9]+ open: room for [0-9]+ sessions, not the 1000 of --max-sessions'
 addr="tcp:127.0.0.1:$(port_of lim remote)"
 mkfifo "$T/hold"
 bg flood sh -c "exec \"$CROWD\" hold 100 30 \"$addr\" <\"$T/hold\""

@@ -21,21 +21,6 @@
 
 . "$top_srcdir/tests/lib.sh"
 
-# refused DESCRIPTION EREGEX ARGS...: dsroute exits 1 with one such line.
-refused() {
-	_desc=$1
-	_want=$2
-	shift 2
-	"$DSROUTE" "$@" >"$T/out" 2>"$T/err"
-	_rc=$?
-	if [ $_rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
-	    grep -Eq -- "$_want" "$T/err"; then
-		pass "$_desc"
-	else
-		fail "$_desc" "status $_rc: $(cat "$T/err")"
-	fi
-}
-
 # untouched PATH SNAPSHOT: the object at PATH is as it was.
 snapshot() {
 	stat -c '%i %F %a %s' "$1"

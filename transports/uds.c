@@ -15,11 +15,14 @@
  */
 
 /*
- * Unix domain sockets.  A listening socket file is created safely: never
- * over anything that is not a socket, over a socket only once a connect
- * probe shows nobody answers, with its mode set before any client can
- * connect and checked afterwards, and removed at exit only if it is still
- * the inode we created.
+ * Unix domain sockets.  A listening socket file is created safely: in a
+ * directory others cannot tamper with, never over anything that is not a
+ * socket, over a socket only once a connect probe shows nobody answers
+ * (and, in a directory others may write, only over one of our own), with
+ * its mode set before any client can connect and checked afterwards, and
+ * removed at exit only if it is still the inode we created.  Each step
+ * after the directory is opened works relative to it and never follows
+ * a symbolic link.
  */
 
 #include "config.h"
@@ -30,7 +33,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
-#include <libgen.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,40 +114,103 @@ uds_probe(const char *path)
 	return (rv);
 }
 
-/* Refuse a parent directory where others could replace our socket. */
-static int
-check_directory(const char *path, char *err, size_t len)
-{
-	char		 copy[PATH_MAX], *dir;
+/*
+ * The socket's directory and name.  Everything but bind() is done
+ * relative to the directory opened once and checked, so that what was
+ * checked is what is used.
+ */
+struct sockdir {
+	int		 fd;
 	struct stat	 st;
+	char		 dir[PATH_MAX];
+	const char	*name;
+	uid_t		 owner;		/* owner= of the endpoint, or -1 */
+	int		 shared;	/* others may create names in it */
+};
 
-	snprintf(copy, sizeof(copy), "%s", path);
-	dir = dirname(copy);
-	if (stat(dir, &st) == -1) {
-		snprintf(err, len, "directory %s: %s", dir, strerror(errno));
-		return (-1);
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, len, "%s is not a directory", dir);
-		return (-1);
-	}
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-		snprintf(err, len, "directory %s is writable by others and "
-		    "not sticky: anyone could replace the socket; use a "
-		    "private directory", dir);
-		return (-1);
-	}
-	return (0);
+/* Whether uid is this router's: its own, or the socket's owner=. */
+static int
+ours(uid_t uid, uid_t owner)
+{
+	return (uid == geteuid() || uid == owner);
 }
 
-/* Remove a stale socket at the path, or refuse whatever else is there. */
+/*
+ * Open the directory of the socket and refuse one where others could
+ * replace the socket: it must be this router's or root's, and others may
+ * write it only if it is sticky.
+ */
 static int
-clear_path(struct endpoint *ep, char *err, size_t len)
+open_directory(const struct endpoint *ep, uid_t owner, struct sockdir *d,
+    char *err, size_t len)
+{
+	const char	*slash = strrchr(ep->path, '/');
+
+	d->owner = owner;
+	if (slash == NULL) {
+		snprintf(d->dir, sizeof(d->dir), ".");
+		d->name = ep->path;
+	} else {
+		snprintf(d->dir, sizeof(d->dir), "%.*s",
+		    slash == ep->path ? 1 : (int)(slash - ep->path), ep->path);
+		d->name = slash + 1;
+	}
+	if (*d->name == '\0') {
+		snprintf(err, len, "%s names a directory, not a socket",
+		    ep->path);
+		return (-1);
+	}
+	if ((d->fd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    fstat(d->fd, &d->st) == -1) {
+		snprintf(err, len, "directory %s: %s", d->dir, strerror(errno));
+		if (d->fd != -1)
+			close(d->fd);
+		return (-1);
+	}
+	if (d->st.st_uid != 0 && !ours(d->st.st_uid, owner)) {
+		snprintf(err, len, "directory %s belongs to uid %lu, who could "
+		    "replace the socket; use a directory of this user or of "
+		    "root", d->dir, (unsigned long)d->st.st_uid);
+		goto fail;
+	}
+	d->shared = (d->st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+	if (d->shared && !(d->st.st_mode & S_ISVTX)) {
+		snprintf(err, len, "directory %s is writable by others and "
+		    "not sticky: anyone could replace the socket; use a "
+		    "private directory", d->dir);
+		goto fail;
+	}
+	return (0);
+
+fail:
+	close(d->fd);
+	return (-1);
+}
+
+/* Whether the directory's path still leads to the directory checked. */
+static int
+same_directory(const struct sockdir *d)
+{
+	struct stat	 st;
+
+	return (stat(d->dir, &st) == 0 && st.st_dev == d->st.st_dev &&
+	    st.st_ino == d->st.st_ino);
+}
+
+/*
+ * Remove a stale socket at the name, or refuse whatever else is there.
+ * In a directory others may write, only a socket of this router's is
+ * removed: the sticky bit keeps anyone else from swapping it between the
+ * checks and the unlink.
+ */
+static int
+clear_name(const struct endpoint *ep, const struct sockdir *d, char *err,
+    size_t len)
 {
 	struct stat	 st, again;
 	int		 live;
 
-	if (lstat(ep->path, &st) == -1) {
+	if (fstatat(d->fd, d->name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
 		if (errno == ENOENT)
 			return (0);
 		snprintf(err, len, "%s: %s", ep->path, strerror(errno));
@@ -153,6 +219,12 @@ clear_path(struct endpoint *ep, char *err, size_t len)
 	if (!S_ISSOCK(st.st_mode)) {
 		snprintf(err, len, "%s is a %s; refusing to replace it",
 		    ep->path, file_kind(st.st_mode));
+		return (-1);
+	}
+	if (d->shared && !ours(st.st_uid, d->owner)) {
+		snprintf(err, len, "%s is a socket of uid %lu in a directory "
+		    "others can write; refusing to replace it",
+		    ep->path, (unsigned long)st.st_uid);
 		return (-1);
 	}
 	if ((live = uds_probe(ep->path)) == 1) {
@@ -167,13 +239,14 @@ clear_path(struct endpoint *ep, char *err, size_t len)
 		return (-1);
 	}
 	/* Unlink only the inode we probed. */
-	if (lstat(ep->path, &again) == -1 || again.st_ino != st.st_ino ||
-	    again.st_dev != st.st_dev || !S_ISSOCK(again.st_mode)) {
+	if (fstatat(d->fd, d->name, &again, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    again.st_ino != st.st_ino || again.st_dev != st.st_dev ||
+	    !S_ISSOCK(again.st_mode) || !same_directory(d)) {
 		snprintf(err, len, "%s changed while starting; refusing to "
 		    "touch it", ep->path);
 		return (-1);
 	}
-	if (unlink(ep->path) == -1) {
+	if (unlinkat(d->fd, d->name, 0) == -1) {
 		snprintf(err, len, "cannot remove the stale socket at %s: %s",
 		    ep->path, strerror(errno));
 		return (-1);
@@ -200,31 +273,18 @@ lookup_ids(const struct endpoint *ep, uid_t *uid, gid_t *gid, char *err,
 	return (0);
 }
 
+/*
+ * Bind the socket with exactly the requested mode from the moment its
+ * file exists: Linux gives the file the socket inode's mode less the
+ * umask, so set the one and clear the other.
+ */
 static int
-uds_listen(struct endpoint *ep, char *err, size_t len)
+bind_socket(const struct endpoint *ep, int fd, char *err, size_t len)
 {
 	struct sockaddr_un	 sun;
-	struct stat		 st;
-	uid_t			 uid, want_uid;
-	gid_t			 gid;
 	mode_t			 old;
-	int			 fd, saved;
+	int			 saved;
 
-	if (lookup_ids(ep, &uid, &gid, err, len) == -1 ||
-	    check_directory(ep->path, err, len) == -1 ||
-	    clear_path(ep, err, len) == -1)
-		return (-1);
-
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) == -1) {
-		snprintf(err, len, "socket: %s", strerror(errno));
-		return (-1);
-	}
-	/*
-	 * Linux gives the new file the socket inode's mode less the umask:
-	 * set both so the file has exactly the requested mode from the
-	 * moment it exists.
-	 */
 	uds_address(ep, &sun);
 	old = umask(0);
 	if (fchmod(fd, ep->mode) == -1 ||
@@ -237,54 +297,99 @@ uds_listen(struct endpoint *ep, char *err, size_t len)
 		else
 			snprintf(err, len, "bind %s: %s", ep->path,
 			    strerror(saved));
-		close(fd);
 		return (-1);
 	}
 	umask(old);
+	return (0);
+}
+
+static int
+uds_listen(struct endpoint *ep, char *err, size_t len)
+{
+	struct sockdir	 d;
+	struct stat	 st;
+	uid_t		 uid, want_uid;
+	gid_t		 gid;
+	int		 fd;
+
+	if (lookup_ids(ep, &uid, &gid, err, len) == -1 ||
+	    open_directory(ep, uid, &d, err, len) == -1)
+		return (-1);
+	if (clear_name(ep, &d, err, len) == -1)
+		goto fail_dir;
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1) {
+		snprintf(err, len, "socket: %s", strerror(errno));
+		goto fail_dir;
+	}
+	if (bind_socket(ep, fd, err, len) == -1)
+		goto fail_sock;
+	/*
+	 * bind() goes by the path: make sure it led to the directory we
+	 * checked, where the name now is our socket, which nobody else may
+	 * replace.  Otherwise leave the file where it landed, untouched.
+	 */
+	if (!same_directory(&d)) {
+		snprintf(err, len, "directory %s changed while starting; "
+		    "refusing to use it", d.dir);
+		goto fail_sock;
+	}
 
 	/* Owner and group before listen(): nobody can connect yet. */
 	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
-	    lchown(ep->path, uid, gid) == -1) {
+	    fchownat(d.fd, d.name, uid, gid, AT_SYMLINK_NOFOLLOW) == -1) {
 		snprintf(err, len, "cannot set the owner of %s: %s", ep->path,
 		    strerror(errno));
-		goto fail;
+		goto fail_file;
 	}
 	/* Check what we created, and fail closed if it is not that. */
 	want_uid = uid != (uid_t)-1 ? uid : geteuid();
-	if (lstat(ep->path, &st) == -1 || !S_ISSOCK(st.st_mode) ||
-	    (st.st_mode & 07777) != ep->mode || st.st_uid != want_uid ||
-	    (gid != (gid_t)-1 && st.st_gid != gid)) {
+	if (fstatat(d.fd, d.name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    !S_ISSOCK(st.st_mode) || (st.st_mode & 07777) != ep->mode ||
+	    st.st_uid != want_uid || (gid != (gid_t)-1 && st.st_gid != gid)) {
 		snprintf(err, len, "%s does not have the mode or owner "
 		    "requested; refusing to use it", ep->path);
-		goto fail;
+		goto fail_file;
 	}
 	if (listen(fd, SOMAXCONN) == -1) {
 		snprintf(err, len, "listen %s: %s", ep->path, strerror(errno));
-		goto fail;
+		goto fail_file;
 	}
 	ep->sock_dev = st.st_dev;
 	ep->sock_ino = st.st_ino;
+	ep->sock_dirfd = d.fd;
 	ep->sock_created = 1;
 	return (fd);
 
-fail:
-	unlink(ep->path);
+fail_file:
+	(void)unlinkat(d.fd, d.name, 0);
+fail_sock:
 	close(fd);
+fail_dir:
+	close(d.fd);
 	return (-1);
 }
 
-/* Remove the socket file, if it is still the one we created. */
+/*
+ * Remove the socket file, if it is still the one we created, through the
+ * directory opened at start-up.
+ */
 static void
 uds_unlisten(struct endpoint *ep)
 {
+	const char	*slash = strrchr(ep->path, '/');
+	const char	*name = slash != NULL ? slash + 1 : ep->path;
 	struct stat	 st;
 
 	if (!ep->sock_created)
 		return;
 	ep->sock_created = 0;
-	if (lstat(ep->path, &st) == 0 && st.st_dev == ep->sock_dev &&
-	    st.st_ino == ep->sock_ino)
-		unlink(ep->path);
+	if (fstatat(ep->sock_dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    st.st_dev == ep->sock_dev && st.st_ino == ep->sock_ino &&
+	    unlinkat(ep->sock_dirfd, name, 0) == -1)
+		log_warning("%s: cannot remove the socket: %s; the next start "
+		    "replaces it as a stale socket", ep->name, strerror(errno));
+	close(ep->sock_dirfd);
 }
 
 static int

@@ -1,0 +1,352 @@
+/*
+ * Copyright (c) 2026 The dsroute authors
+ *
+ * Permission to use, copy, modify, and distribute this software for any
+ * purpose with or without fee is hereby granted, provided that the above
+ * copyright notice and this permission notice appear in all copies.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
+ * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
+ * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
+ * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
+ * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
+ * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
+ * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+ */
+
+/*
+ * Session limits.  Every accepted connection counts, from accept until
+ * its socket closes (classifying, waiting, forwarding, or parked as a
+ * runtime's), against --max-sessions and against the count of its peer:
+ * a local peer's uid, a network peer's address, a TLS peer's certificate
+ * once the handshake verified it.  A connection over a limit is closed
+ * before a byte of it is read; the check is one lookup in a small hash
+ * table, whatever the number of sessions.  The descriptor budget that the
+ * limit needs is checked at start-up.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/util.h>
+
+#include "dsroute.h"
+
+#define PEER_BUCKETS		1024
+#define WARN_INTERVAL_MS	1000
+#define FD_RESERVE		16	/* probes, reloads, a helper's pipes */
+#define FDS_PER_SESSION		2
+
+enum peer_kind {
+	PEER_UID,
+	PEER_ADDR,
+	PEER_CERT
+};
+
+/* One peer with connections open. */
+struct peer_count {
+	enum peer_kind		 kind;
+	uint8_t			 key[32];	/* uid, address or SHA-256 */
+	size_t			 keylen;
+	unsigned int		 open;
+	struct peer_count	*next;		/* in its bucket */
+};
+
+static struct peer_count *buckets[PEER_BUCKETS];
+static uint32_t		 hash_seed;
+static int		 seeded;
+static unsigned int	 open_total;
+
+static uint64_t		 last_warning;
+static unsigned long	 unlogged_refusals;
+
+/* FNV-1a over a per-process random seed and the key. */
+static size_t
+peer_hash(enum peer_kind kind, const uint8_t *key, size_t len)
+{
+	uint32_t	 h = 2166136261U ^ hash_seed;
+	size_t		 i;
+
+	h = (h ^ (uint8_t)kind) * 16777619U;
+	for (i = 0; i < len; i++)
+		h = (h ^ key[i]) * 16777619U;
+	return (h % PEER_BUCKETS);
+}
+
+/* Find the count of a peer, creating it at zero; NULL if out of memory. */
+static struct peer_count *
+peer_get(enum peer_kind kind, const uint8_t *key, size_t len)
+{
+	struct peer_count	*p;
+	size_t			 b;
+
+	if (!seeded) {
+		evutil_secure_rng_get_bytes(&hash_seed, sizeof(hash_seed));
+		seeded = 1;
+	}
+	b = peer_hash(kind, key, len);
+	for (p = buckets[b]; p != NULL; p = p->next) {
+		if (p->kind == kind && p->keylen == len &&
+		    memcmp(p->key, key, len) == 0)
+			return (p);
+	}
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return (NULL);
+	p->kind = kind;
+	memcpy(p->key, key, len);
+	p->keylen = len;
+	p->next = buckets[b];
+	buckets[b] = p;
+	return (p);
+}
+
+/* Forget a peer with no connection left. */
+static void
+peer_put(struct peer_count *p)
+{
+	struct peer_count	**pp;
+
+	if (p->open > 0)
+		return;
+	pp = &buckets[peer_hash(p->kind, p->key, p->keylen)];
+	while (*pp != p)
+		pp = &(*pp)->next;
+	*pp = p->next;
+	free(p);
+}
+
+/* The peer of an accepted conn: its uid, or its address. */
+static struct peer_count *
+peer_of_conn(const struct conn *c, const struct sockaddr *sa)
+{
+	const struct sockaddr_in6	*sin6;
+	const struct sockaddr_in	*sin;
+	uint32_t			 uid;
+
+	switch (sa->sa_family) {
+	case AF_INET:
+		sin = (const struct sockaddr_in *)sa;
+		return (peer_get(PEER_ADDR, (const uint8_t *)&sin->sin_addr,
+		    sizeof(sin->sin_addr)));
+	case AF_INET6:
+		sin6 = (const struct sockaddr_in6 *)sa;
+		/* An IPv4-mapped address is the IPv4 peer. */
+		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
+			return (peer_get(PEER_ADDR,
+			    sin6->sin6_addr.s6_addr + 12, 4));
+		return (peer_get(PEER_ADDR, sin6->sin6_addr.s6_addr,
+		    sizeof(sin6->sin6_addr)));
+	}
+	/* A local peer whose uid is unknown counts as uid -1. */
+	uid = c->have_cred ? (uint32_t)c->uid : UINT32_MAX;
+	return (peer_get(PEER_UID, (const uint8_t *)&uid, sizeof(uid)));
+}
+
+/* Name a peer for the log. */
+static void
+peer_describe(const struct peer_count *p, char *buf, size_t len)
+{
+	uint32_t	 uid;
+
+	switch (p->kind) {
+	case PEER_UID:
+		memcpy(&uid, p->key, sizeof(uid));
+		snprintf(buf, len, "uid %" PRIu32, uid);
+		break;
+	case PEER_ADDR:
+		if (inet_ntop(p->keylen == 4 ? AF_INET : AF_INET6, p->key, buf,
+		    len) == NULL)
+			snprintf(buf, len, "?");
+		break;
+	case PEER_CERT:
+		snprintf(buf, len, "certificate sha256:%02x%02x%02x%02x"
+		    "%02x%02x%02x%02x", p->key[0], p->key[1], p->key[2],
+		    p->key[3], p->key[4], p->key[5], p->key[6], p->key[7]);
+		break;
+	}
+}
+
+/* Log a refusal, at most one line a second; the line counts the rest. */
+static void
+log_refusal(const struct conn *c, const char *peer, const char *why)
+{
+	uint64_t	 now = now_ms();
+	char		 more[64] = "";
+
+	if (last_warning != 0 && now - last_warning < WARN_INTERVAL_MS) {
+		unlogged_refusals++;
+		return;
+	}
+	if (unlogged_refusals > 0)
+		snprintf(more, sizeof(more), " (and %lu more since the last "
+		    "such line)", unlogged_refusals);
+	log_warning("%s: refused a connection from %s: %s%s",
+	    c->endpoint->name, peer, why, more);
+	last_warning = now;
+	unlogged_refusals = 0;
+}
+
+/* Refuse c, over the limit in all or over that of its peer p. */
+static int
+refuse(const struct conn *c, struct peer_count *p, int in_all)
+{
+	char	 peer[96], why[128];
+
+	peer_describe(p, peer, sizeof(peer));
+	if (in_all)
+		snprintf(why, sizeof(why), "%u sessions are open "
+		    "(--max-sessions)", open_total);
+	else
+		snprintf(why, sizeof(why), "%u sessions of this peer are open "
+		    "(--max-sessions-per-peer)", p->open);
+	peer_put(p);
+	log_refusal(c, peer, why);
+	return (-1);
+}
+
+/*
+ * Count a connection just accepted on c (its transport set up, not a byte
+ * read), or refuse it.  Return -1 if it is over a limit.
+ */
+int
+limit_admit(struct conn *c, const struct sockaddr *sa)
+{
+	struct peer_count	*p;
+
+	if ((p = peer_of_conn(c, sa)) == NULL) {
+		log_refusal(c, "a peer", "out of memory");
+		return (-1);
+	}
+	if (open_total >= (unsigned int)settings.max_sessions)
+		return (refuse(c, p, 1));
+	if (p->open >= (unsigned int)settings.max_sessions_per_peer)
+		return (refuse(c, p, 0));
+	p->open++;
+	open_total++;
+	c->counted = p;
+	return (0);
+}
+
+/*
+ * A TLS handshake verified c's certificate: from now on c counts for that
+ * certificate rather than for its address.  Return -1 if that peer is
+ * over its limit.
+ */
+int
+limit_identified(struct conn *c)
+{
+	struct peer_count	*was = c->counted, *p;
+
+	if (was == NULL || c->identity == NULL)
+		return (0);
+	if ((p = peer_get(PEER_CERT, c->identity->fingerprint,
+	    sizeof(c->identity->fingerprint))) == NULL) {
+		log_refusal(c, "a TLS peer", "out of memory");
+		return (-1);
+	}
+	if (p->open >= (unsigned int)settings.max_sessions_per_peer)
+		return (refuse(c, p, 0));
+	p->open++;
+	c->counted = p;
+	was->open--;
+	peer_put(was);
+	return (0);
+}
+
+/* The socket of a counted conn closed. */
+void
+limit_release(struct conn *c)
+{
+	struct peer_count	*p = c->counted;
+
+	c->counted = NULL;
+	open_total--;
+	p->open--;
+	peer_put(p);
+}
+
+/* Count the descriptors this process has open. */
+static long
+fds_in_use(void)
+{
+	DIR		*d;
+	struct dirent	*de;
+	long		 n = 0;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] != '.')
+			n++;
+	}
+	closedir(d);
+	return (n - 1);		/* less the one reading the directory */
+}
+
+/*
+ * Raise the soft limit on descriptors to the hard limit, so that the
+ * sessions fit; called before anything is opened.
+ */
+void
+limit_raise_nofile(void)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/*
+ * Check that --max-sessions fits in the descriptors left once the routes
+ * are open (counted at start-up, not again on a reload), two per session;
+ * log the budget.  A default that does not fit is lowered; a value given
+ * is kept, with a warning.
+ */
+void
+limit_budget(void)
+{
+	static long	 used = -1;
+	struct rlimit	 rl;
+	long		 room, fit;
+
+	if (used == -1)
+		used = fds_in_use();
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || used == -1)
+		return;
+	room = rl.rlim_cur == RLIM_INFINITY ? LONG_MAX :
+	    (long)rl.rlim_cur - used - FD_RESERVE;
+	fit = room > 0 ? room / FDS_PER_SESSION : 0;
+	if (fit >= settings.max_sessions) {
+		log_info("descriptors: limit %ld, %ld open; up to %d sessions "
+		    "(--max-sessions) of %d each, %d per peer",
+		    (long)rl.rlim_cur, used, settings.max_sessions,
+		    FDS_PER_SESSION, settings.max_sessions_per_peer);
+		return;
+	}
+	if (settings.max_sessions_given) {
+		log_warning("descriptors: limit %ld, %ld open: room for %ld "
+		    "sessions, not the %d of --max-sessions; accepting "
+		    "pauses when descriptors run out", (long)rl.rlim_cur,
+		    used, fit, settings.max_sessions);
+		return;
+	}
+	log_warning("descriptors: limit %ld, %ld open: room for %ld sessions; "
+	    "--max-sessions lowered from %d to %ld", (long)rl.rlim_cur, used,
+	    fit, settings.max_sessions, fit > 1 ? fit : 1);
+	settings.max_sessions = fit > 1 ? (int)fit : 1;
+}
