@@ -31,8 +31,8 @@
  *     that matches the peer, else the endpoint's policy=, else the default
  *     of the peer's class;
  *  6. an allowed command's payload must pass: no user_events session (its
- *     file descriptor cannot cross a byte pump), the buffer cap, the dump
- *     directory.
+ *     file descriptor cannot cross a byte pump), the buffer cap, a dump
+ *     path that is absolute and, with dump-dir=, below that directory.
  */
 
 #include "config.h"
@@ -819,8 +819,10 @@ dump_path(const uint8_t *p, size_t plen, char *path, size_t size,
 		return ("no room for the dump path's length");
 	count = ipc_get32(p);
 	if (count == 0) {
+		/* No path: the runtime writes where it always does. */
 		*malformed = 0;
-		return ("no dump path: the runtime would choose where");
+		path[0] = '\0';
+		return (NULL);
 	}
 	if (count * 2 > plen - 4)
 		return ("the dump path is longer than the message");
@@ -868,13 +870,21 @@ dump_path(const uint8_t *p, size_t plen, char *path, size_t size,
 	return (NULL);
 }
 
-/* Return NULL if path names a file below dir, or why it does not. */
+/*
+ * Return NULL if path may take a dump: absolute, without a .. component
+ * or a Windows UNC or backslash form, and below dir when there is one.
+ * An empty path leaves the place to the runtime, unless dir asks for one.
+ * Else return why not.
+ */
 static const char *
 dump_path_check(const char *path, const char *dir)
 {
 	const char	*seg;
-	size_t		 n = strlen(dir);
+	size_t		 n;
 
+	if (path[0] == '\0')
+		return (dir == NULL ? NULL :
+		    "no dump path: the runtime would choose where");
 	if ((path[0] == '/' && path[1] == '/') || path[0] == '\\')
 		return ("the dump path is a UNC path");
 	if (strchr(path, '\\') != NULL)
@@ -886,6 +896,9 @@ dump_path_check(const char *path, const char *dir)
 		    seg[3] == '\0'))
 			return ("the dump path has a .. component");
 	}
+	if (dir == NULL)
+		return (NULL);
+	n = strlen(dir);
 	if (strncmp(path, dir, n) != 0 || path[n] != '/' ||
 	    path[n + 1] == '\0')
 		return ("the dump path is outside the dump directory");
@@ -909,7 +922,7 @@ check_payload(const struct acl_policy *p, int cmd, const uint8_t *msg,
 {
 	const uint8_t	*payload = msg + IPC_HEADER_LEN;
 	size_t		 plen = len - IPC_HEADER_LEN, off = 0;
-	const char	*why;
+	const char	*why, *dir;
 	char		 path[DUMP_PATH_MAX];
 	int		 malformed;
 
@@ -945,15 +958,15 @@ check_payload(const struct acl_policy *p, int cmd, const uint8_t *msg,
 	case CMD(IPC_SET_DUMP, 0x01):		/* GenerateCoreDump... */
 	case CMD(IPC_SET_DUMP, 0x02):
 	case CMD(IPC_SET_DUMP, 0x03):
-		if (p == NULL || p->dump_dir == NULL)
-			return;
+		dir = p != NULL ? p->dump_dir : NULL;
 		if ((why = dump_path(payload, plen, path, sizeof(path),
 		    &malformed)) == NULL)
-			why = dump_path_check(path, p->dump_dir);
+			why = dump_path_check(path, dir);
 		if (why != NULL)
 			deny(d, malformed ? HRESULT_BAD_ENCODING :
 			    HRESULT_ACCESS_DENIED, malformed ?
-			    "malformed-payload" : "dump-dir", why);
+			    "malformed-payload" : dir != NULL ? "dump-dir" :
+			    "dump-path", why);
 		return;
 	}
 }

@@ -38,8 +38,9 @@
  * - a command that takes no payload is never allowed with one;
  * - CollectTracing5/6 for a user_events session is never allowed;
  * - a local peer without credentials is never allowed;
- * - with dump-dir=, an allowed dump's path decodes (iconv's UTF-16) to an
- *   absolute path below the directory, without .., backslash or UNC form;
+ * - an allowed dump's path decodes (iconv's UTF-16) to an absolute path
+ *   without .., backslash or UNC form, below the directory of dump-dir=
+ *   when there is one; an empty path only without dump-dir=;
  * - with max-buffer-mb=, an allowed trace's circularBufferMB is within it;
  * - without any policy, a network peer gets no more than operate, and a
  *   local peer of another uid nothing;
@@ -200,7 +201,8 @@ apply_option(struct built *b, char *line)
 
 /*
  * Decode a dump command's path with iconv, not acl.c's decoder, and check
- * that it is a file below dir.  Return 0 if it is, -1 if not.
+ * that it is a plain absolute path, below dir if dir is not NULL.  Return
+ * 0 if it is, -1 if not.
  */
 static int
 dump_path_allowed(const uint8_t *payload, size_t plen, const char *dir)
@@ -212,6 +214,8 @@ dump_path_allowed(const uint8_t *payload, size_t plen, const char *dir)
 	if (cd == (iconv_t)-1 &&
 	    (cd = iconv_open("UTF-8", "UTF-16LE")) == (iconv_t)-1)
 		abort();
+	if (plen >= 4 && le32(payload) == 0)
+		return (dir == NULL ? 0 : -1);	/* the runtime's own place */
 	if (plen < 4 || (count = le32(payload)) == 0 ||
 	    count > (plen - 4) / 2 || count - 1 > 4096)
 		return (-1);
@@ -227,12 +231,16 @@ dump_path_allowed(const uint8_t *payload, size_t plen, const char *dir)
 	    inleft != 0)
 		return (-1);	/* not UTF-16 */
 	*out = '\0';
-	n = strlen(dir);
+	if (path[0] == '\0' && out == path)
+		return (dir == NULL ? 0 : -1);	/* "" is no path either */
 	if (strlen(path) != (size_t)(out - path) || path[0] != '/' ||
 	    path[1] == '/' || strchr(path, '\\') != NULL ||
 	    strstr(path, "/../") != NULL ||
 	    (strlen(path) >= 3 && strcmp(path + strlen(path) - 3, "/..") == 0))
 		return (-1);
+	if (dir == NULL)
+		return (0);
+	n = strlen(dir);
 	if (strncmp(path, dir, n) != 0 || path[n] != '/' || path[n + 1] == '\0')
 		return (-1);
 	return (0);
@@ -427,9 +435,9 @@ check_decision(const struct built *b, const struct acl_peer *peer,
 		abort();	/* user_events: no fd crosses a pump */
 	if (peer->local && !peer->have_cred)
 		abort();
-	if (b->have_dump_dir && (cmd == 0x0101 || cmd == 0x0102 ||
-	    cmd == 0x0103) && dump_path_allowed(payload, plen,
-	    b->dump_dir) == -1)
+	if ((cmd == 0x0101 || cmd == 0x0102 || cmd == 0x0103) &&
+	    dump_path_allowed(payload, plen, b->have_dump_dir ? b->dump_dir :
+	    NULL) == -1)
 		abort();
 	if (b->max_mb != 0 && cmd >= 0x0202 && cmd <= 0x0205 &&
 	    (plen < 4 || le32(payload) > b->max_mb))

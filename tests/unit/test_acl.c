@@ -765,11 +765,26 @@ test_dump_dir(void)
 	    "for the buffer is refused, not cut");
 	acl_policy_free(p);
 
+	/* Without dump-dir: anywhere, but only an absolute, plain path. */
 	p = POLICY("policy=dump");
+	ok(dump_ok(p, "/tmp/core.1", &hr), "without dump-dir: an absolute "
+	    "path anywhere");
+	ok(dump_ok(p, "", &hr), "without dump-dir: no path, the runtime's "
+	    "own place");
+	ok(!dump_ok(p, "core", &hr) && hr == HRESULT_ACCESS_DENIED,
+	    "without dump-dir: not a relative path");
+	ok(!dump_ok(p, "/tmp/../etc/cron.d/x", &hr), "without dump-dir: not "
+	    "a path with ..");
+	ok(!dump_ok(p, "\\\\server\\share\\core", &hr), "without dump-dir: "
+	    "not a UNC path");
+	ok(!dump_ok(p, "//server/share/core", &hr), "without dump-dir: not a "
+	    "UNC path with slashes");
+	ok(!dump_ok(p, "/tmp/a\\b", &hr), "without dump-dir: not a "
+	    "backslash");
 	off = put32(buf, 0, 0xffffffff);
 	decide_raw(p, 0x0103, buf, off, &d);
-	ok(d.allow, "without dump-dir the path is not parsed: the runtime "
-	    "checks it");
+	ok(!d.allow && d.hresult == HRESULT_BAD_ENCODING, "without dump-dir: "
+	    "a path length that lies is malformed");
 	acl_policy_free(p);
 
 	p = NULL;
