@@ -15,21 +15,95 @@
  */
 
 /*
- * The part of tls that does not depend on the library: the contexts of
- * the TLS endpoints, built once at start-up and rebuilt whole on SIGHUP.
- * A reload swaps the new contexts in only when every one of them loaded;
- * connections keep a reference to the context they started with, so a
- * reload never disturbs a session in flight.
+ * The part of tls that does not depend on the library: the transport
+ * table, writes cut into records, and the contexts of the TLS endpoints,
+ * built once at start-up and rebuilt whole on SIGHUP.  A reload swaps the
+ * new contexts in only when every one of them loaded; connections keep a
+ * reference to the context they started with, so a reload never disturbs
+ * a session in flight.
  */
 
 #include "config.h"
 
 #include <sys/types.h>
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <event2/buffer.h>
+
 #include "router/dsroute.h"
+
+/* One record's worth of plaintext: the largest write TLS makes at once. */
+#define RECORD_MAX	16384
+
+static ssize_t	 tls_write(struct conn *, const void *, size_t);
+static ssize_t	 tls_write_buffer(struct conn *, struct evbuffer *);
+
+const struct transport transport_tls = {
+	.name = "tls",
+	.listen = tcp_listen,
+	.unlisten = tcp_unlisten,
+	.dial = tcp_dial,
+	.setup = tls_setup,
+	.handshake = tls_handshake,
+	.read = tls_read,
+	.write = tls_write,
+	.write_buffer = tls_write_buffer,
+	.pending = tls_pending,
+	.shutdown = tls_shutdown,
+	.teardown = tls_teardown,
+};
+
+/*
+ * Write in records.  A record that wanted I/O is retried by the next call
+ * with the same bytes at the head of what it passes, as many or more: the
+ * pump keeps unsent bytes, and a record is never cut shorter than
+ * RECORD_MAX while more are waiting.  Bytes already sent count even when
+ * a later record waits; an error loses them only when nothing was sent.
+ */
+static ssize_t
+tls_write(struct conn *c, const void *buf, size_t len)
+{
+	size_t	 done = 0;
+	ssize_t	 n;
+
+	while (done < len) {
+		n = tls_write_record(c, (const uint8_t *)buf + done,
+		    len - done < RECORD_MAX ? len - done : RECORD_MAX);
+		if (n < 0)
+			return (done > 0 && n != IO_ERROR ? (ssize_t)done : n);
+		done += n;
+	}
+	tls_write_end(c);
+	return (done);
+}
+
+/* Write whole records from the buffer, joining chains where needed. */
+static ssize_t
+tls_write_buffer(struct conn *c, struct evbuffer *buf)
+{
+	size_t		 done = 0, avail, want;
+	const uint8_t	*p;
+	ssize_t		 n;
+
+	while ((avail = evbuffer_get_length(buf)) > 0) {
+		want = avail < RECORD_MAX ? avail : RECORD_MAX;
+		if ((p = evbuffer_pullup(buf, want)) == NULL) {
+			c->error = ENOMEM;
+			return (IO_ERROR);
+		}
+		n = tls_write_record(c, p, want);
+		if (n < 0)
+			return (done > 0 && n != IO_ERROR ? (ssize_t)done : n);
+		evbuffer_drain(buf, n);
+		done += n;
+	}
+	tls_write_end(c);
+	return (done);
+}
 
 /* Build the context of a TLS endpoint whose role is decided. */
 int

@@ -51,11 +51,8 @@
 #include <mbedtls/version.h>
 #include <mbedtls/x509_crt.h>
 
-#include <event2/buffer.h>
-
 #include "router/dsroute.h"
 
-#define RECORD_MAX	16384
 #define SYSTEM_CA_DIR	"/etc/ssl/certs"
 
 /* The SAN tags of RFC 5280's GeneralName. */
@@ -80,30 +77,6 @@ struct tls_conn {
 	size_t			 retry_len;	/* a write that wanted I/O */
 	int			 read_ended;	/* read_result waits */
 	int			 read_result;	/* an end seen after bytes */
-};
-
-static int	 tls_setup(struct conn *, int);
-static int	 tls_handshake(struct conn *);
-static ssize_t	 tls_read(struct conn *, void *, size_t);
-static ssize_t	 tls_write(struct conn *, const void *, size_t);
-static ssize_t	 tls_write_buffer(struct conn *, struct evbuffer *);
-static size_t	 tls_pending(struct conn *);
-static int	 tls_shutdown(struct conn *);
-static void	 tls_teardown(struct conn *);
-
-const struct transport transport_tls = {
-	.name = "tls",
-	.listen = tcp_listen,
-	.unlisten = tcp_unlisten,
-	.dial = tcp_dial,
-	.setup = tls_setup,
-	.handshake = tls_handshake,
-	.read = tls_read,
-	.write = tls_write,
-	.write_buffer = tls_write_buffer,
-	.pending = tls_pending,
-	.shutdown = tls_shutdown,
-	.teardown = tls_teardown,
 };
 
 /* Mozilla intermediate for TLS 1.2, without DHE. */
@@ -344,7 +317,7 @@ dial_name(const struct endpoint *ep, uint8_t ip[16], size_t *iplen)
 }
 
 /* Create the mbed TLS context of a connected socket. */
-static int
+int
 tls_setup(struct conn *c, int accepted)
 {
 	struct tls_context	*ctx = c->endpoint->tls_ctx;
@@ -577,7 +550,7 @@ handshake_error(struct conn *c, struct tls_conn *t, int rv)
 	return (IO_ERROR);
 }
 
-static int
+int
 tls_handshake(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;
@@ -623,7 +596,7 @@ io_result(struct conn *c, struct tls_conn *t, int rv)
  * Decrypt into buf until it is full or the socket has no more.  An error
  * after some bytes is kept for the next call.
  */
-static ssize_t
+ssize_t
 tls_read(struct conn *c, void *buf, size_t len)
 {
 	struct tls_conn	*t = c->tls;
@@ -654,11 +627,11 @@ tls_read(struct conn *c, void *buf, size_t len)
 
 /*
  * Write one record from buf.  After a write that wanted I/O, mbed TLS has
- * the record and must be called again with the same length: callers keep
- * those bytes at the head of what they pass.
+ * the record and must be called again with the same length: tls.c keeps
+ * those bytes at the head of what it passes.
  */
-static ssize_t
-write_record(struct conn *c, const void *buf, size_t len)
+ssize_t
+tls_write_record(struct conn *c, const void *buf, size_t len)
 {
 	struct tls_conn	*t = c->tls;
 	int		 n, rv;
@@ -677,50 +650,15 @@ write_record(struct conn *c, const void *buf, size_t len)
 	return (rv);
 }
 
-static ssize_t
-tls_write(struct conn *c, const void *buf, size_t len)
+/* mbed TLS keeps its record buffers for the life of the connection. */
+void
+tls_write_end(struct conn *c)
 {
-	size_t		 done = 0;
-	ssize_t		 n;
-
-	while (done < len) {
-		n = write_record(c, (const uint8_t *)buf + done,
-		    len - done < RECORD_MAX ? len - done : RECORD_MAX);
-		if (n < 0)
-			return (done > 0 && n != IO_ERROR ? (ssize_t)done : n);
-		done += n;
-	}
-	return (done);
-}
-
-/* Write whole records from the buffer, joining chains where needed. */
-static ssize_t
-tls_write_buffer(struct conn *c, struct evbuffer *buf)
-{
-	struct tls_conn	*t = c->tls;
-	size_t		 done = 0, avail, want;
-	const uint8_t	*p;
-	ssize_t		 n;
-
-	while ((avail = evbuffer_get_length(buf)) > 0) {
-		want = avail < RECORD_MAX ? avail : RECORD_MAX;
-		if (t->retry_len > want)
-			want = t->retry_len;
-		if ((p = evbuffer_pullup(buf, want)) == NULL) {
-			c->error = ENOMEM;
-			return (IO_ERROR);
-		}
-		n = write_record(c, p, want);
-		if (n < 0)
-			return (done > 0 && n != IO_ERROR ? (ssize_t)done : n);
-		evbuffer_drain(buf, n);
-		done += n;
-	}
-	return (done);
+	(void)c;
 }
 
 /* Input, or its end, that the socket will not signal again. */
-static size_t
+size_t
 tls_pending(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;
@@ -730,7 +668,7 @@ tls_pending(struct conn *c)
 }
 
 /* Send close_notify, then FIN; the peer may go on sending. */
-static int
+int
 tls_shutdown(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;
@@ -745,7 +683,7 @@ tls_shutdown(struct conn *c)
 }
 
 /* Free the context without close_notify: an abrupt end must look like one. */
-static void
+void
 tls_teardown(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;

@@ -41,8 +41,6 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include <event2/buffer.h>
-
 #include "router/dsroute.h"
 
 #define TLS12_CIPHERS	"ECDHE-ECDSA-AES128-GCM-SHA256:" \
@@ -55,9 +53,6 @@
 			"TLS_CHACHA20_POLY1305_SHA256"
 #define TLS_GROUPS	"X25519:P-256:P-384"
 
-/* One record's worth of plaintext: the largest write TLS makes at once. */
-#define RECORD_MAX	16384
-
 /*
  * The largest certificate list a peer may send, as with mbed TLS, whose
  * handshake messages must fit a record: real chains take a few KiB.
@@ -66,33 +61,8 @@
 
 struct tls_conn {
 	SSL		*ssl;
-	size_t		 retry_len;	/* a write that wanted I/O: retry >= */
 	int		 read_ended;	/* read_result waits for a read */
 	int		 read_result;	/* an end or error seen after bytes */
-};
-
-static int	 tls_setup(struct conn *, int);
-static int	 tls_handshake(struct conn *);
-static ssize_t	 tls_read(struct conn *, void *, size_t);
-static ssize_t	 tls_write(struct conn *, const void *, size_t);
-static ssize_t	 tls_write_buffer(struct conn *, struct evbuffer *);
-static size_t	 tls_pending(struct conn *);
-static int	 tls_shutdown(struct conn *);
-static void	 tls_teardown(struct conn *);
-
-const struct transport transport_tls = {
-	.name = "tls",
-	.listen = tcp_listen,
-	.unlisten = tcp_unlisten,
-	.dial = tcp_dial,
-	.setup = tls_setup,
-	.handshake = tls_handshake,
-	.read = tls_read,
-	.write = tls_write,
-	.write_buffer = tls_write_buffer,
-	.pending = tls_pending,
-	.shutdown = tls_shutdown,
-	.teardown = tls_teardown,
 };
 
 /* Why the last operation failed; conn->why points here. */
@@ -269,7 +239,7 @@ setup_client(struct conn *c, SSL *ssl)
 }
 
 /* Create the SSL object of a connected socket. */
-static int
+int
 tls_setup(struct conn *c, int accepted)
 {
 	struct tls_conn	*t;
@@ -430,7 +400,7 @@ handshake_error(struct conn *c, SSL *ssl, int err)
 	c->why = why;
 }
 
-static int
+int
 tls_handshake(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;
@@ -504,7 +474,7 @@ release_buffers(struct tls_conn *t)
  * reads make a fast relay.  An error after some bytes is kept for the
  * next call.
  */
-static ssize_t
+ssize_t
 tls_read(struct conn *c, void *buf, size_t len)
 {
 	struct tls_conn	*t = c->tls;
@@ -538,83 +508,31 @@ tls_read(struct conn *c, void *buf, size_t len)
 
 /*
  * Write one record from buf.  After a write that wanted I/O, OpenSSL
- * needs the same bytes again, at least as many: callers keep them at the
- * head of what they pass.
+ * needs the same bytes again, at least as many: tls.c keeps them at the
+ * head of what it passes.
  */
-static ssize_t
-write_record(struct conn *c, const void *buf, size_t len)
+ssize_t
+tls_write_record(struct conn *c, const void *buf, size_t len)
 {
 	struct tls_conn	*t = c->tls;
-	int		 n, rv;
+	int		 n;
 
 	ERR_clear_error();
 	errno = 0;
-	if ((n = SSL_write(t->ssl, buf, (int)len)) > 0) {
-		t->retry_len = 0;
+	if ((n = SSL_write(t->ssl, buf, (int)len)) > 0)
 		return (n);
-	}
-	rv = io_result(c, t->ssl, n, 0);
-	if (rv == IO_WANT_READ || rv == IO_WANT_WRITE)
-		t->retry_len = len;
-	return (rv);
+	return (io_result(c, t->ssl, n, 0));
 }
 
-/* The length of the next record to write from avail bytes. */
-static size_t
-record_len(const struct tls_conn *t, size_t avail)
+/* All was written: give the record buffers back. */
+void
+tls_write_end(struct conn *c)
 {
-	size_t	 n = avail < RECORD_MAX ? avail : RECORD_MAX;
-
-	if (n < t->retry_len && t->retry_len <= avail)
-		n = t->retry_len;
-	return (n);
-}
-
-static ssize_t
-tls_write(struct conn *c, const void *buf, size_t len)
-{
-	struct tls_conn	*t = c->tls;
-	size_t		 done = 0;
-	ssize_t		 n;
-
-	while (done < len) {
-		n = write_record(c, (const uint8_t *)buf + done,
-		    record_len(t, len - done));
-		if (n < 0)
-			return (done > 0 && n != IO_ERROR ? (ssize_t)done : n);
-		done += n;
-	}
-	release_buffers(t);
-	return (done);
-}
-
-/* Write whole records from the buffer, joining chains where needed. */
-static ssize_t
-tls_write_buffer(struct conn *c, struct evbuffer *buf)
-{
-	struct tls_conn	*t = c->tls;
-	size_t		 done = 0, avail, want;
-	const uint8_t	*p;
-	ssize_t		 n;
-
-	while ((avail = evbuffer_get_length(buf)) > 0) {
-		want = record_len(t, avail);
-		if ((p = evbuffer_pullup(buf, want)) == NULL) {
-			c->error = ENOMEM;
-			return (IO_ERROR);
-		}
-		n = write_record(c, p, want);
-		if (n < 0)
-			return (done > 0 && n != IO_ERROR ? (ssize_t)done : n);
-		evbuffer_drain(buf, n);
-		done += n;
-	}
-	release_buffers(t);
-	return (done);
+	release_buffers(c->tls);
 }
 
 /* Input, or its end, that the socket will not signal again. */
-static size_t
+size_t
 tls_pending(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;
@@ -623,7 +541,7 @@ tls_pending(struct conn *c)
 }
 
 /* Send close_notify, then FIN; the peer may go on sending. */
-static int
+int
 tls_shutdown(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;
@@ -641,7 +559,7 @@ tls_shutdown(struct conn *c)
 }
 
 /* Free the SSL without close_notify: an abrupt end must look like one. */
-static void
+void
 tls_teardown(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;

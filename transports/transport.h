@@ -104,11 +104,21 @@ int	 tls_reload(void);
 /*
  * tls_openssl.c or tls_mbedtls.c: build a context for an endpoint (NULL
  * and a one-line reason in err on failure), drop the endpoint's reference
- * to one, and name the library.
+ * to one, and name the library.  The stream operations of the transport
+ * table; write_record writes at most one record, write_end follows a
+ * write that sent everything.
  */
 void	*tls_context_new(struct endpoint *, char *, size_t);
 void	 tls_context_free(void *);
 const char *tls_library(void);
+int	 tls_setup(struct conn *, int);
+int	 tls_handshake(struct conn *);
+ssize_t	 tls_read(struct conn *, void *, size_t);
+ssize_t	 tls_write_record(struct conn *, const void *, size_t);
+void	 tls_write_end(struct conn *);
+size_t	 tls_pending(struct conn *);
+int	 tls_shutdown(struct conn *);
+void	 tls_teardown(struct conn *);
 
 /* tls_openssl.c: the identity of a certificate (struct x509_st is X509). */
 struct identity;
