@@ -574,6 +574,7 @@ int		 route_start(struct route *, char *, size_t);
 void		 route_describe(struct route *);
 void		 route_stop_listening(struct route *);
 void		 route_free(struct route *);
+int		 route_reload_tls(void);
 const char	*route_mode_name(enum route_mode);
 void		 route_listener_freed(void);
 void		 route_offer_schedule(struct route *, int);

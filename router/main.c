@@ -496,7 +496,7 @@ reload(void)
 {
 	if (config_path != NULL)
 		reload_config();
-	if (tls_reload() == 0 && config_path == NULL)
+	if (route_reload_tls() == 0 && config_path == NULL)
 		log_info("nothing to reload: no configuration file (-f) and "
 		    "no TLS endpoint");
 }

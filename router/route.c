@@ -471,3 +471,64 @@ route_free(struct route *r)
 	free(r->name);
 	free(r);
 }
+
+/*
+ * Reload the certificates, keys and CA files of every TLS endpoint, all
+ * or nothing: the new contexts are swapped in only when every one of them
+ * loaded.  On any failure keep every current context and log why in one
+ * line.
+ * Return the number of endpoints reloaded, or -1.
+ */
+int
+route_reload_tls(void)
+{
+	struct route	*r;
+	struct endpoint	*ep;
+	void		**fresh;
+	char		 err[512];
+	int		 side, n = 0, i = 0;
+
+	TAILQ_FOREACH(r, &routes, entry) {
+		for (side = 0; side < 2; side++)
+			n += r->endpoint[side].tls_ctx != NULL;
+	}
+	if (n == 0)
+		return (0);
+	if ((fresh = calloc(n, sizeof(*fresh))) == NULL) {
+		log_error("reload: out of memory; keeping the current "
+		    "certificates");
+		return (-1);
+	}
+	TAILQ_FOREACH(r, &routes, entry) {
+		for (side = 0; side < 2; side++) {
+			ep = &r->endpoint[side];
+			if (ep->tls_ctx == NULL)
+				continue;
+			if ((fresh[i] = tls_context_new(ep, err,
+			    sizeof(err))) == NULL) {
+				log_error("reload: %s: %s; keeping the current "
+				    "certificates of every endpoint", ep->name,
+				    err);
+				while (i-- > 0)
+					tls_context_free(fresh[i]);
+				free(fresh);
+				return (-1);
+			}
+			i++;
+		}
+	}
+	i = 0;
+	TAILQ_FOREACH(r, &routes, entry) {
+		for (side = 0; side < 2; side++) {
+			ep = &r->endpoint[side];
+			if (ep->tls_ctx == NULL)
+				continue;
+			tls_context_free(ep->tls_ctx);
+			ep->tls_ctx = fresh[i++];
+		}
+	}
+	free(fresh);
+	log_info("reload: new certificates, keys and CA files for %d TLS "
+	    "endpoint%s; sessions in flight keep theirs", n, n == 1 ? "" : "s");
+	return (n);
+}

@@ -16,11 +16,10 @@
 
 /*
  * The part of tls that does not depend on the library: the transport
- * table, writes cut into records, and the contexts of the TLS endpoints,
- * built once at start-up and rebuilt whole on SIGHUP.  A reload swaps the
- * new contexts in only when every one of them loaded; connections keep a
- * reference to the context they started with, so a reload never disturbs
- * a session in flight.
+ * table, writes cut into records, and the context of each TLS endpoint,
+ * built at start-up and rebuilt on SIGHUP (route_reload_tls).  Connections
+ * keep a reference to the context they started with, so a reload never
+ * disturbs a session in flight.
  */
 
 #include "config.h"
@@ -29,8 +28,6 @@
 
 #include <errno.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include <event2/buffer.h>
 
@@ -121,63 +118,4 @@ tls_release(struct endpoint *ep)
 	if (ep->tls_ctx != NULL)
 		tls_context_free(ep->tls_ctx);
 	ep->tls_ctx = NULL;
-}
-
-/*
- * Reload the certificates, keys and CA files of every TLS endpoint.  On
- * any failure keep every current context and log why in one line.
- * Return the number of endpoints reloaded, or -1.
- */
-int
-tls_reload(void)
-{
-	struct route	*r;
-	struct endpoint	*ep;
-	void		**fresh;
-	char		 err[512];
-	int		 side, n = 0, i = 0;
-
-	TAILQ_FOREACH(r, &routes, entry) {
-		for (side = 0; side < 2; side++)
-			n += r->endpoint[side].tls_ctx != NULL;
-	}
-	if (n == 0)
-		return (0);
-	if ((fresh = calloc(n, sizeof(*fresh))) == NULL) {
-		log_error("reload: out of memory; keeping the current "
-		    "certificates");
-		return (-1);
-	}
-	TAILQ_FOREACH(r, &routes, entry) {
-		for (side = 0; side < 2; side++) {
-			ep = &r->endpoint[side];
-			if (ep->tls_ctx == NULL)
-				continue;
-			if ((fresh[i] = tls_context_new(ep, err,
-			    sizeof(err))) == NULL) {
-				log_error("reload: %s: %s; keeping the current "
-				    "certificates of every endpoint", ep->name,
-				    err);
-				while (i-- > 0)
-					tls_context_free(fresh[i]);
-				free(fresh);
-				return (-1);
-			}
-			i++;
-		}
-	}
-	i = 0;
-	TAILQ_FOREACH(r, &routes, entry) {
-		for (side = 0; side < 2; side++) {
-			ep = &r->endpoint[side];
-			if (ep->tls_ctx == NULL)
-				continue;
-			tls_context_free(ep->tls_ctx);
-			ep->tls_ctx = fresh[i++];
-		}
-	}
-	free(fresh);
-	log_info("reload: new certificates, keys and CA files for %d TLS "
-	    "endpoint%s; sessions in flight keep theirs", n, n == 1 ? "" : "s");
-	return (n);
 }

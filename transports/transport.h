@@ -99,7 +99,6 @@ int	 tcp_setup(struct conn *, int);
  */
 int	 tls_prepare(struct endpoint *, char *, size_t);
 void	 tls_release(struct endpoint *);
-int	 tls_reload(void);
 
 /*
  * tls_openssl.c or tls_mbedtls.c: build a context for an endpoint (NULL
