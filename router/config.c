@@ -345,7 +345,9 @@ handle(void *arg, const char *section, const char *name, const char *value)
 
 /*
  * Assemble the specification of one side, checking the endpoint and
- * then each option in turn so that an error points at its own line.
+ * then each option in turn so that an error points at its own line, and
+ * last the whole, whose errors (options that only make sense together,
+ * such as a TLS listener's cert= and key=) point at the endpoint's line.
  * Return NULL if any part is wrong.
  */
 static char *
@@ -357,7 +359,7 @@ side_spec(struct parser *ps, const struct pending_side *sd, const char *key)
 	size_t		 i;
 	int		 ok = 1;
 
-	if (endpoint_parse(endpoint, &ep, err, sizeof(err)) == -1) {
+	if (endpoint_parse_part(endpoint, &ep, err, sizeof(err)) == -1) {
 		add_error(ps->cfg, sd->line, "%s: %s", key, err);
 		/* Check the options all the same, on a stand-in of its type. */
 		if (strncmp(endpoint, "uds:", 4) == 0 ||
@@ -380,7 +382,7 @@ side_spec(struct parser *ps, const struct pending_side *sd, const char *key)
 			ok = 0;
 			break;
 		}
-		if (endpoint_parse(next, &ep, err, sizeof(err)) == -1) {
+		if (endpoint_parse_part(next, &ep, err, sizeof(err)) == -1) {
 			add_error(ps->cfg, sd->options[i].line, "%s: %s", key,
 			    err);
 			free(next);
@@ -391,6 +393,11 @@ side_spec(struct parser *ps, const struct pending_side *sd, const char *key)
 		free(spec);
 		spec = next;
 	}
+	if (ok && endpoint_parse(spec, &ep, err, sizeof(err)) == -1) {
+		add_error(ps->cfg, sd->line, "%s: %s", key, err);
+		ok = 0;
+	} else if (ok)
+		endpoint_clear(&ep);
 	if (!ok) {
 		free(spec);
 		return (NULL);

@@ -449,6 +449,8 @@ void		 acl_decide(const struct acl_policy *, const struct acl_peer *,
 
 /* endpoint.c */
 int		 endpoint_parse(const char *, struct endpoint *, char *, size_t);
+int		 endpoint_parse_part(const char *, struct endpoint *, char *,
+		    size_t);
 void		 endpoint_clear(struct endpoint *);
 int		 endpoint_resolve(struct endpoint *, char *, size_t);
 int		 endpoint_is_loopback(const struct endpoint *);

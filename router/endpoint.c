@@ -544,11 +544,13 @@ parse_option(struct endpoint *ep, char *opt, char *err, size_t len)
 }
 
 /*
- * Parse an endpoint specification into ep, which the caller zeroed or
- * cleared.  On error, return -1 with a one-line reason in err.
+ * Parse an endpoint specification into ep.  Unless whole is 0, also check
+ * the options that only make sense together.  On error, return -1 with a
+ * one-line reason in err.
  */
-int
-endpoint_parse(const char *spec, struct endpoint *ep, char *err, size_t len)
+static int
+parse_spec(const char *spec, struct endpoint *ep, int whole, char *err,
+    size_t len)
 {
 	char	*copy = NULL, *p, *opt;
 	size_t	 i;
@@ -608,13 +610,13 @@ endpoint_parse(const char *spec, struct endpoint *ep, char *err, size_t len)
 		if (parse_option(ep, opt, err, len) == -1)
 			goto out;
 	}
-	if (ep->type != ENDPOINT_UDS && ep->role == ROLE_CONNECT &&
+	if (whole && ep->type != ENDPOINT_UDS && ep->role == ROLE_CONNECT &&
 	    (strcmp(ep->port, "0") == 0 || ep->wildcard)) {
 		snprintf(err, len, "a connect endpoint needs a host and a "
 		    "port other than 0");
 		goto out;
 	}
-	if (ep->type == ENDPOINT_TLS && check_tls(ep, err, len) == -1)
+	if (whole && ep->type == ENDPOINT_TLS && check_tls(ep, err, len) == -1)
 		goto out;
 	endpoint_set_name(ep);
 	rv = 0;
@@ -623,6 +625,25 @@ out:
 	if (rv == -1)
 		endpoint_clear(ep);
 	return (rv);
+}
+
+/* Parse a whole endpoint specification into ep. */
+int
+endpoint_parse(const char *spec, struct endpoint *ep, char *err, size_t len)
+{
+	return (parse_spec(spec, ep, 1, err, len));
+}
+
+/*
+ * Parse the first part of a specification, whose other options are still
+ * to come (the configuration file's side.option lines): each option on
+ * its own, without the checks of options that only make sense together.
+ */
+int
+endpoint_parse_part(const char *spec, struct endpoint *ep, char *err,
+    size_t len)
+{
+	return (parse_spec(spec, ep, 0, err, len));
 }
 
 void

@@ -114,6 +114,23 @@ is "a directory" "$("$DSROUTE" -n -f "$T" 2>&1)" \
 "$DSROUTE" -n uds:/tmp/x tcp:127.0.0.1:0,policy=dump,full=uid:0 >"$T/n.out"
 is "-n checks command-line endpoints too" "$(cat "$T/n.out")" \
     "configuration OK"
+# A TLS listener's certificate options on side.option lines: the options
+# that only make sense together are checked on the whole endpoint, and an
+# error there points at the endpoint's own line.
+cat >"$T/tls.conf" <<EOF
+[tunnel]
+local = uds:$T/t.sock,connect
+remote = tls:127.0.0.1:0,listen
+remote.cert = $T/server.pem
+remote.key = $T/server.key
+remote.ca = $T/ca.pem
+EOF
+is "-n: a TLS listener's cert=, key= and ca= as remote.OPTION lines" \
+    "$("$DSROUTE" -n -f "$T/tls.conf" 2>&1)" "configuration OK"
+sed '/remote.key/d' "$T/tls.conf" >"$T/tls-nokey.conf"
+is "-n: cert= without key= is blamed on the endpoint's line" \
+    "$("$DSROUTE" -n -f "$T/tls-nokey.conf" 2>&1)" \
+    "$T/tls-nokey.conf:3: remote: give cert= and key= together"
 is "-n on a bad command-line endpoint" \
     "$("$DSROUTE" -n uds:/tmp/x tcp:127.0.0.1:0,allow=4:99 2>&1)" \
     "tcp:127.0.0.1:0,allow=4:99: allow=4:99: 0x0463 is not a command dsroute knows, and unknown commands are always refused"

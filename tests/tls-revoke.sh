@@ -35,7 +35,12 @@ conf() {
 	{
 		echo "[main]"
 		echo "local = uds:$T/rt.sock,connect"
-		echo "remote = tls:127.0.0.1:0,$(cert localhost),ca=$C/ca.pem"
+		# The certificate options as lines of their own, as a
+		# user would write them (dsroute.conf(5), ROUTES).
+		echo "remote = tls:127.0.0.1:0"
+		echo "remote.cert = $C/localhost.pem"
+		echo "remote.key = $C/localhost.key"
+		echo "remote.ca = $C/ca.pem"
 		echo "remote.policy = none"
 		for _cn in $1; do
 			echo "remote.allow-cn = $_cn"
