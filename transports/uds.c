@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -416,12 +417,83 @@ uds_dial(struct endpoint *ep, int *pending)
 	return (fd);
 }
 
-/* Learn the peer's credentials; without them the peer gets nothing. */
+/*
+ * The pid the name of a runtime's default socket gives,
+ * dotnet-diagnostic-[dsrouter-]PID-KEY-socket, or 0 for another name.
+ */
+static pid_t
+named_pid(const char *path)
+{
+	const char	*p, *name;
+	char		*end;
+	long long	 pid;
+
+	name = (p = strrchr(path, '/')) != NULL ? p + 1 : path;
+	if (strncmp(name, "dotnet-diagnostic-", 18) != 0)
+		return (0);
+	name += 18;
+	if (strncmp(name, "dsrouter-", 9) == 0)
+		name += 9;
+	if (!isdigit((unsigned char)*name))
+		return (0);
+	errno = 0;
+	pid = strtoll(name, &end, 10);
+	if (errno != 0 || pid <= 0 || pid > INT_MAX || *end != '-' ||
+	    !isdigit((unsigned char)end[1]))
+		return (0);
+	p = end + 1;
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (strcmp(p, "-socket") != 0)
+		return (0);
+	return ((pid_t)pid);
+}
+
+/*
+ * The pid of a process as it knows itself, in its own pid namespace: the
+ * last entry of the NSpid line of its status.  The pid as we see it when
+ * that cannot be read.
+ */
+static pid_t
+own_pid(pid_t pid)
+{
+	char		 path[64], line[256], *p, *end;
+	FILE		*f;
+	long long	 v;
+	pid_t		 own = pid;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return (pid);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		for (p = line + 6; ; p = end) {
+			v = strtoll(p, &end, 10);
+			if (end == p)
+				break;
+			own = (pid_t)v;
+		}
+		break;
+	}
+	fclose(f);
+	return (own);
+}
+
+/*
+ * Learn the peer's credentials; without them the peer gets nothing.  A
+ * runtime dialled at its default socket must be the process the name
+ * gives (security.md R7): anyone who may write to /tmp can plant a
+ * socket there under another process's name.  A peer in a pid namespace
+ * we cannot see has no pid here (0); it cannot be checked, and the
+ * permissions of the socket's directory are what protect it.
+ */
 static int
 uds_setup(struct conn *c, int accepted)
 {
 	struct ucred	 cred;
 	socklen_t	 len = sizeof(cred);
+	pid_t		 named;
 
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
 	    len != sizeof(cred)) {
@@ -435,5 +507,12 @@ uds_setup(struct conn *c, int accepted)
 	c->gid = cred.gid;
 	snprintf(c->peer, sizeof(c->peer), "%s(pid %ld uid %lu)",
 	    c->endpoint->name, (long)cred.pid, (unsigned long)cred.uid);
+	if (!accepted && cred.pid != 0 &&
+	    (named = named_pid(c->endpoint->path)) != 0 &&
+	    cred.pid != named && own_pid(cred.pid) != named) {
+		c->why = "the process listening at the socket is not the one "
+		    "its name gives (a planted socket?)";
+		return (-1);
+	}
 	return (0);
 }
