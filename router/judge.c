@@ -35,6 +35,20 @@
 #include "dsroute.h"
 
 /*
+ * dsroute's own uid, asked once: sessions start only after any privilege
+ * drop, and it does not change after that.
+ */
+static uid_t
+self_uid(void)
+{
+	static uid_t	 uid = (uid_t)-1;
+
+	if (uid == (uid_t)-1)
+		uid = geteuid();
+	return (uid);
+}
+
+/*
  * The uid of the runtime a tool would reach, when it can be known: the
  * credentials of its connection when one is open, else the owner of the
  * socket file on the runtime's side (its own listen socket, or the one
@@ -145,8 +159,10 @@ judge_command(struct session *s, const uint8_t *msg, size_t len,
 	peer.uid = tool->uid;
 	peer.gid = tool->gid;
 	peer.identity = tool->identity;
-	peer.self_uid = geteuid();
-	peer.have_runtime_uid = runtime_uid(s, &peer.runtime_uid);
+	peer.self_uid = self_uid();
+	/* Only a local peer's role can depend on the runtime's uid. */
+	if (peer.local)
+		peer.have_runtime_uid = runtime_uid(s, &peer.runtime_uid);
 	if (!peer.local && getpeername(tool->fd,
 	    (struct sockaddr *)&peer.addr, &salen) == -1)
 		memset(&peer.addr, 0, sizeof(peer.addr));
