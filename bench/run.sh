@@ -48,6 +48,10 @@ fi
 : "${STALL_N:=100}" "${STALL_BYTES:=67108864}"
 : "${PORT_BASE:=17100}" "${ONLY:=.}" "${OUT:=$top/bench/results}"
 : "${WORKLOADS:=stream rr syscalls idle}" "${DSROUTE_ARGS:=}"
+# Every session of the benchmark comes from one peer (this uid, or
+# 127.0.0.1), which dsroute's default limits (1024 sessions, 64 per peer)
+# would cut off in the idle and stalled workloads: lift them above IDLE_N.
+DSR_LIMITS="--max-sessions $((IDLE_N + 100)) --max-sessions-per-peer $((IDLE_N + 100))"
 B=$top/bench/build
 
 log() {
@@ -251,24 +255,24 @@ relay_cmd() {
 	direct-*)
 		;;
 	dsroute:rt-uds)
-		CMD=("$DSROUTE" $DSROUTE_ARGS uds:"$W/rt.sock",connect
+		CMD=("$DSROUTE" $DSR_LIMITS $DSROUTE_ARGS uds:"$W/rt.sock",connect
 		    tcp:127.0.0.1:$(port 10),listen) ;;
 	dsroute:rt-tcp)
-		CMD=("$DSROUTE" $DSROUTE_ARGS uds:"$W/dsr-rt-tcp.sock",listen
+		CMD=("$DSROUTE" $DSR_LIMITS $DSROUTE_ARGS uds:"$W/dsr-rt-tcp.sock",listen
 		    tcp:"$srv_tcp",connect) ;;
 	dsroute:tls-rt-uds)
 		[ "$DSROUTE_TLS" = available ] || return 1
-		CMD=("$DSROUTE" $DSROUTE_ARGS uds:"$W/rt.sock",connect
+		CMD=("$DSROUTE" $DSR_LIMITS $DSROUTE_ARGS uds:"$W/rt.sock",connect
 		    tls:127.0.0.1:$(port 20),listen,$tlsopt) ;;
 	dsroute:tls-rt-tls)
 		[ "$DSROUTE_TLS" = available ] || return 1
-		CMD=("$DSROUTE" $DSROUTE_ARGS uds:"$W/dsr-tls-rt-tls.sock",listen
+		CMD=("$DSROUTE" $DSR_LIMITS $DSROUTE_ARGS uds:"$W/dsr-tls-rt-tls.sock",listen
 		    tls:"$srv_tls",connect,ca=$W/cert.pem,sni=localhost) ;;
 	dsroute-b:rt-uds)
-		CMD=("$DSROUTE_B" $DSROUTE_ARGS uds:"$W/rt.sock",connect
+		CMD=("$DSROUTE_B" $DSR_LIMITS $DSROUTE_ARGS uds:"$W/rt.sock",connect
 		    tcp:127.0.0.1:$(port 14),listen) ;;
 	dsroute-b:rt-tcp)
-		CMD=("$DSROUTE_B" $DSROUTE_ARGS uds:"$W/dsrb-rt-tcp.sock",listen
+		CMD=("$DSROUTE_B" $DSR_LIMITS $DSROUTE_ARGS uds:"$W/dsrb-rt-tcp.sock",listen
 		    tcp:"$srv_tcp",connect) ;;
 	socat:rt-uds)
 		CMD=(socat TCP-LISTEN:$(port 11),bind=127.0.0.1,fork,reuseaddr,nodelay,backlog=4096
@@ -458,6 +462,7 @@ main() {
 		    "PLAIN_BYTES=$PLAIN_BYTES TLS_BYTES=$TLS_BYTES" \
 		    "RR_SECS=$RR_SECS RR4_SECS=$RR4_SECS IDLE_N=$IDLE_N" \
 		    "STALL_N=$STALL_N STALL_BYTES=$STALL_BYTES" \
+		    "DSR_LIMITS='$DSR_LIMITS'" \
 		    "DSROUTE_ARGS='$DSROUTE_ARGS'"
 	} >"$RAW"
 	log "raw results: $RAW"
