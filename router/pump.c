@@ -324,6 +324,14 @@ pump_start(struct session *s)
 	maybe_shutdown(rt);
 	conn_update(tool);
 	conn_update(rt);
+	/*
+	 * A handshake may have read ahead bytes the socket will not signal
+	 * again: read them from the loop.
+	 */
+	if (rt->transport->pending != NULL && rt->transport->pending(rt))
+		event_active(&rt->rev, EV_READ, 0);
+	if (tool->transport->pending != NULL && tool->transport->pending(tool))
+		event_active(&tool->rev, EV_READ, 0);
 	return (check_done(s));
 }
 

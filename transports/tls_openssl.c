@@ -59,6 +59,14 @@
  */
 #define CHAIN_MAX	16384
 
+/*
+ * With read-ahead, one read(2) takes as many records as this holds
+ * instead of two reads (header, then body) per record.  The buffer is
+ * given back whenever it is empty (release_buffers), so an idle session
+ * holds none of it.
+ */
+#define READ_BUFFER	(64 * 1024)
+
 struct tls_conn {
 	SSL		*ssl;
 	int		 read_ended;	/* read_result waits for a read */
@@ -168,6 +176,9 @@ tls_context_new(struct endpoint *ep, char *err, size_t len)
 	    7);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
 	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+	/* tls_pending() tells the pump about what read-ahead holds. */
+	SSL_CTX_set_read_ahead(ctx, 1);
+	SSL_CTX_set_default_read_buffer_len(ctx, READ_BUFFER);
 
 	/* A client certificate must be for clients, a server's for servers. */
 	if (SSL_CTX_set_purpose(ctx, server ? X509_PURPOSE_SSL_CLIENT :
