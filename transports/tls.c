@@ -36,8 +36,10 @@
 /* One record's worth of plaintext: the largest write TLS makes at once. */
 #define RECORD_MAX	16384
 
+static ssize_t	 tls_read(struct conn *, void *, size_t);
 static ssize_t	 tls_write(struct conn *, const void *, size_t);
 static ssize_t	 tls_write_buffer(struct conn *, struct evbuffer *);
+static size_t	 tls_pending(struct conn *);
 
 const struct transport transport_tls = {
 	.name = "tls",
@@ -53,6 +55,46 @@ const struct transport transport_tls = {
 	.shutdown = tls_shutdown,
 	.teardown = tls_teardown,
 };
+
+/*
+ * Decrypt into buf until it is full or the socket has no more: large
+ * reads make a fast relay.  An end or error after some bytes is kept for
+ * the next call.
+ */
+static ssize_t
+tls_read(struct conn *c, void *buf, size_t len)
+{
+	struct tls_shared	*t = c->tls;
+	size_t			 done = 0;
+	ssize_t			 n;
+
+	if (t->read_ended)
+		return (t->read_result);
+	while (done < len) {
+		n = tls_read_some(c, (uint8_t *)buf + done, len - done);
+		if (n > 0) {
+			done += n;
+			continue;
+		}
+		if (done == 0)
+			return (n);
+		if (n != IO_WANT_READ && n != IO_WANT_WRITE) {
+			t->read_ended = 1;
+			t->read_result = (int)n;
+		}
+		break;
+	}
+	return (done);
+}
+
+/* Input, or its end, that the socket will not signal again. */
+static size_t
+tls_pending(struct conn *c)
+{
+	struct tls_shared	*t = c->tls;
+
+	return (t != NULL && (t->read_ended || tls_buffered(c)));
+}
 
 /*
  * Write in records.  A record that wanted I/O is retried by the next call

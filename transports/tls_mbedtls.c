@@ -70,13 +70,12 @@ struct tls_context {
 };
 
 struct tls_conn {
+	struct tls_shared	 shared;	/* tls.c's: first */
 	mbedtls_ssl_context	 ssl;
 	struct tls_context	*ctx;
 	int			 fd;
 	int			 sys_error;	/* errno of the last I/O */
 	size_t			 retry_len;	/* a write that wanted I/O */
-	int			 read_ended;	/* read_result waits */
-	int			 read_result;	/* an end seen after bytes */
 };
 
 /* Mozilla intermediate for TLS 1.2, without DHE. */
@@ -592,37 +591,17 @@ io_result(struct conn *c, struct tls_conn *t, int rv)
 	return (IO_ERROR);
 }
 
-/*
- * Decrypt into buf until it is full or the socket has no more.  An error
- * after some bytes is kept for the next call.
- */
+/* Decrypt what one mbedtls_ssl_read gives. */
 ssize_t
-tls_read(struct conn *c, void *buf, size_t len)
+tls_read_some(struct conn *c, void *buf, size_t len)
 {
 	struct tls_conn	*t = c->tls;
-	size_t		 done = 0;
-	int		 n, rv;
+	int		 n;
 
-	if (t->read_ended)
-		return (t->read_result);
-	while (done < len) {
-		n = mbedtls_ssl_read(&t->ssl, (uint8_t *)buf + done,
-		    len - done);
-		if (n > 0) {
-			done += n;
-			continue;
-		}
-		/* 0 is a TCP end without close_notify (CONN_EOF). */
-		rv = io_result(c, t, n == 0 ? MBEDTLS_ERR_SSL_CONN_EOF : n);
-		if (done == 0)
-			return (rv);
-		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE) {
-			t->read_ended = 1;
-			t->read_result = rv;
-		}
-		break;
-	}
-	return (done);
+	if ((n = mbedtls_ssl_read(&t->ssl, buf, len)) > 0)
+		return (n);
+	/* 0 is a TCP end without close_notify (CONN_EOF). */
+	return (io_result(c, t, n == 0 ? MBEDTLS_ERR_SSL_CONN_EOF : n));
 }
 
 /*
@@ -657,14 +636,13 @@ tls_write_end(struct conn *c)
 	(void)c;
 }
 
-/* Input, or its end, that the socket will not signal again. */
-size_t
-tls_pending(struct conn *c)
+/* Input read and not yet taken. */
+int
+tls_buffered(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;
 
-	return (t != NULL && (t->read_ended ||
-	    mbedtls_ssl_check_pending(&t->ssl)));
+	return (mbedtls_ssl_check_pending(&t->ssl));
 }
 
 /* Send close_notify, then FIN; the peer may go on sending. */

@@ -68,9 +68,8 @@
 #define READ_BUFFER	(64 * 1024)
 
 struct tls_conn {
+	struct tls_shared shared;	/* tls.c's: first */
 	SSL		*ssl;
-	int		 read_ended;	/* read_result waits for a read */
-	int		 read_result;	/* an end or error seen after bytes */
 };
 
 /* Why the last operation failed; conn->why points here. */
@@ -480,41 +479,22 @@ release_buffers(struct tls_conn *t)
 		(void)SSL_free_buffers(t->ssl);
 }
 
-/*
- * Decrypt into buf until it is full or the socket has no more: large
- * reads make a fast relay.  An error after some bytes is kept for the
- * next call.
- */
+/* Decrypt what one SSL_read gives; between records, give buffers back. */
 ssize_t
-tls_read(struct conn *c, void *buf, size_t len)
+tls_read_some(struct conn *c, void *buf, size_t len)
 {
 	struct tls_conn	*t = c->tls;
-	size_t		 done = 0, want;
 	int		 n, rv;
 
-	if (t->read_ended)
-		return (t->read_result);
-	while (done < len) {
-		want = len - done > INT_MAX ? INT_MAX : len - done;
-		ERR_clear_error();
-		errno = 0;
-		if ((n = SSL_read(t->ssl, (uint8_t *)buf + done,
-		    (int)want)) > 0) {
-			done += n;
-			continue;
-		}
-		rv = io_result(c, t->ssl, n, 1);
-		if (rv == IO_WANT_READ)
-			release_buffers(t);
-		if (done == 0)
-			return (rv);
-		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE) {
-			t->read_ended = 1;
-			t->read_result = rv;
-		}
-		break;
-	}
-	return (done);
+	ERR_clear_error();
+	errno = 0;
+	if ((n = SSL_read(t->ssl, buf, len > INT_MAX ? INT_MAX :
+	    (int)len)) > 0)
+		return (n);
+	rv = io_result(c, t->ssl, n, 1);
+	if (rv == IO_WANT_READ)
+		release_buffers(t);
+	return (rv);
 }
 
 /*
@@ -542,13 +522,13 @@ tls_write_end(struct conn *c)
 	release_buffers(c->tls);
 }
 
-/* Input, or its end, that the socket will not signal again. */
-size_t
-tls_pending(struct conn *c)
+/* Input read ahead or decrypted and not yet taken. */
+int
+tls_buffered(struct conn *c)
 {
 	struct tls_conn	*t = c->tls;
 
-	return (t != NULL && (t->read_ended || SSL_has_pending(t->ssl)));
+	return (SSL_has_pending(t->ssl));
 }
 
 /* Send close_notify, then FIN; the peer may go on sending. */

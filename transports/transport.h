@@ -101,21 +101,32 @@ int	 tls_prepare(struct endpoint *, char *, size_t);
 void	 tls_release(struct endpoint *);
 
 /*
+ * What tls.c keeps of a TLS connection: the first member of each
+ * backend's state, to which conn->tls points.
+ */
+struct tls_shared {
+	int	 read_ended;	/* read_result waits for the next read */
+	int	 read_result;	/* an end or error seen after bytes */
+};
+
+/*
  * tls_openssl.c or tls_mbedtls.c: build a context for an endpoint (NULL
  * and a one-line reason in err on failure), drop the endpoint's reference
  * to one, and name the library.  The stream operations of the transport
- * table; write_record writes at most one record, write_end follows a
- * write that sent everything.
+ * table; read_some decrypts what one library call gives, buffered says
+ * whether the library holds input the socket will not signal again,
+ * write_record writes at most one record, write_end follows a write that
+ * sent everything.
  */
 void	*tls_context_new(struct endpoint *, char *, size_t);
 void	 tls_context_free(void *);
 const char *tls_library(void);
 int	 tls_setup(struct conn *, int);
 int	 tls_handshake(struct conn *);
-ssize_t	 tls_read(struct conn *, void *, size_t);
+ssize_t	 tls_read_some(struct conn *, void *, size_t);
+int	 tls_buffered(struct conn *);
 ssize_t	 tls_write_record(struct conn *, const void *, size_t);
 void	 tls_write_end(struct conn *);
-size_t	 tls_pending(struct conn *);
 int	 tls_shutdown(struct conn *);
 void	 tls_teardown(struct conn *);
 
