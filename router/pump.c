@@ -50,6 +50,19 @@ peer_of(struct conn *c)
 	return (&c->session->conn[OTHER_SIDE(c->side)]);
 }
 
+/*
+ * A transport may hold input the socket will not signal again (TLS read
+ * ahead, or a record larger than the scratch buffer): read it from the
+ * loop.  Only after conn_update: libevent ignores event_add() on an
+ * event that is already active.
+ */
+static void
+read_held_input(struct conn *c)
+{
+	if (c->transport->pending != NULL && c->transport->pending(c))
+		event_active(&c->rev, EV_READ, 0);
+}
+
 static const char *
 side_role(const struct session *s, const struct conn *c)
 {
@@ -234,14 +247,8 @@ pump_read(struct conn *c)
 	if (evbuffer_get_length(p->out) >= settings.high_water)
 		c->throttled = 1;
 	conn_update(c);
-	/*
-	 * A transport that stopped at the end of the scratch buffer may hold
-	 * input the socket will not signal again: read again from the loop.
-	 * The read event is added here (reading, not throttled).
-	 */
-	if (!c->throttled && c->transport->pending != NULL &&
-	    c->transport->pending(c))
-		event_active(&c->rev, EV_READ, 0);
+	if (!c->throttled)
+		read_held_input(c);
 	return (session_input(c));
 }
 
@@ -324,14 +331,9 @@ pump_start(struct session *s)
 	maybe_shutdown(rt);
 	conn_update(tool);
 	conn_update(rt);
-	/*
-	 * A handshake may have read ahead bytes the socket will not signal
-	 * again: read them from the loop.
-	 */
-	if (rt->transport->pending != NULL && rt->transport->pending(rt))
-		event_active(&rt->rev, EV_READ, 0);
-	if (tool->transport->pending != NULL && tool->transport->pending(tool))
-		event_active(&tool->rev, EV_READ, 0);
+	/* A handshake may have read ahead. */
+	read_held_input(rt);
+	read_held_input(tool);
 	return (check_done(s));
 }
 
