@@ -394,7 +394,7 @@ void		 ipc_advertise_build(uint8_t [ADVR_LEN], const struct advertise *);
 int		 ipc_processinfo_parse(const uint8_t *, size_t,
 		    struct advertise *, uint32_t *);
 void		 ipc_cookie_hex(const uint8_t [IPC_COOKIE_LEN], char [33]);
-int		 ipc_default_socket_pid(const char *, long *);
+int		 ipc_default_socket_pid(const char *, int, long *);
 uint32_t	 ipc_get32(const uint8_t *);
 
 /*

@@ -298,10 +298,12 @@ ipc_cookie_hex(const uint8_t cookie[IPC_COOKIE_LEN], char hex[33])
 
 /*
  * If path names a runtime's default diagnostic port,
- * dotnet-diagnostic-<pid>-<key>-socket, store the pid and return 1.
+ * dotnet-diagnostic-<pid>-<key>-socket, or with routers non-zero also a
+ * router's, dotnet-diagnostic-dsrouter-<pid>-<key>-socket, store the pid
+ * and return 1.
  */
 int
-ipc_default_socket_pid(const char *path, long *pid)
+ipc_default_socket_pid(const char *path, int routers, long *pid)
 {
 	const char	*name, *p;
 	char		*end;
@@ -311,6 +313,8 @@ ipc_default_socket_pid(const char *path, long *pid)
 	if (strncmp(name, "dotnet-diagnostic-", 18) != 0)
 		return (0);
 	p = name + 18;
+	if (routers && strncmp(p, "dsrouter-", 9) == 0)
+		p += 9;
 	v = strtol(p, &end, 10);
 	if (end == p || *end != '-' || v <= 0)
 		return (0);

@@ -341,7 +341,7 @@ describe_use(struct route *r, int side)
 		log_info("  tool on this host: dotnet-trace collect "
 		    "--diagnostic-port %s,connect", ep->path);
 	} else if (ep->type == ENDPOINT_UDS) {
-		if (ipc_default_socket_pid(ep->path, &pid))
+		if (ipc_default_socket_pid(ep->path, 0, &pid))
 			log_info("  %s is the default diagnostic port of "
 			    "process %ld", ep->path, pid);
 		else

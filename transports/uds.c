@@ -32,7 +32,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -418,38 +417,6 @@ uds_dial(struct endpoint *ep, int *pending)
 }
 
 /*
- * The pid the name of a runtime's default socket gives,
- * dotnet-diagnostic-[dsrouter-]PID-KEY-socket, or 0 for another name.
- */
-static pid_t
-named_pid(const char *path)
-{
-	const char	*p, *name;
-	char		*end;
-	long long	 pid;
-
-	name = (p = strrchr(path, '/')) != NULL ? p + 1 : path;
-	if (strncmp(name, "dotnet-diagnostic-", 18) != 0)
-		return (0);
-	name += 18;
-	if (strncmp(name, "dsrouter-", 9) == 0)
-		name += 9;
-	if (!isdigit((unsigned char)*name))
-		return (0);
-	errno = 0;
-	pid = strtoll(name, &end, 10);
-	if (errno != 0 || pid <= 0 || pid > INT_MAX || *end != '-' ||
-	    !isdigit((unsigned char)end[1]))
-		return (0);
-	p = end + 1;
-	while (isdigit((unsigned char)*p))
-		p++;
-	if (strcmp(p, "-socket") != 0)
-		return (0);
-	return ((pid_t)pid);
-}
-
-/*
  * The pid of a process as it knows itself, in its own pid namespace: the
  * last entry of the NSpid line of its status.  The pid as we see it when
  * that cannot be read.
@@ -493,7 +460,7 @@ uds_setup(struct conn *c, int accepted)
 {
 	struct ucred	 cred;
 	socklen_t	 len = sizeof(cred);
-	pid_t		 named;
+	long		 named;
 
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
 	    len != sizeof(cred)) {
@@ -508,7 +475,7 @@ uds_setup(struct conn *c, int accepted)
 	snprintf(c->peer, sizeof(c->peer), "%s(pid %ld uid %lu)",
 	    c->endpoint->name, (long)cred.pid, (unsigned long)cred.uid);
 	if (!accepted && cred.pid != 0 &&
-	    (named = named_pid(c->endpoint->path)) != 0 &&
+	    ipc_default_socket_pid(c->endpoint->path, 1, &named) &&
 	    cred.pid != named && own_pid(cred.pid) != named) {
 		c->why = "the process listening at the socket is not the one "
 		    "its name gives (a planted socket?)";

@@ -189,12 +189,17 @@ test_names(void)
 	ok(strcmp(label, "unknown(0x09,0xfe)") == 0, "label of an unknown");
 
 	ok(ipc_default_socket_pid("/tmp/dotnet-diagnostic-4242-99887766-socket",
-	    &pid) == 1 && pid == 4242, "default port name: pid");
+	    0, &pid) == 1 && pid == 4242, "default port name: pid");
 	ok(ipc_default_socket_pid("dotnet-diagnostic-dsrouter-1-2-socket",
-	    &pid) == 0, "dsrouter socket name is not a runtime's");
-	ok(ipc_default_socket_pid("/tmp/dotnet-diagnostic-12-socket", &pid) == 0,
-	    "name without a key is not a runtime's");
-	ok(ipc_default_socket_pid("/tmp/app.sock", &pid) == 0, "other names");
+	    0, &pid) == 0, "dsrouter socket name is not a runtime's");
+	ok(ipc_default_socket_pid("dotnet-diagnostic-dsrouter-17-2-socket",
+	    1, &pid) == 1 && pid == 17, "... but a router's, when asked");
+	ok(ipc_default_socket_pid("/tmp/dotnet-diagnostic-12-socket", 1,
+	    &pid) == 0, "name without a key is not a runtime's");
+	ok(ipc_default_socket_pid("/tmp/dotnet-diagnostic-dsrouter--1-2-socket",
+	    1, &pid) == 0, "nor a name without a pid");
+	ok(ipc_default_socket_pid("/tmp/app.sock", 1, &pid) == 0,
+	    "other names");
 }
 
 int
