@@ -52,6 +52,23 @@ ends() {
 	sessions_of "$1" | wc -l
 }
 
+# settled NAME: every session the router has numbered so far has logged
+# its line (parked runtime connections included).
+settled() {
+	_last=$(sed -En 's/^(info|dbug): session ([0-9]+): .*/\2/p' \
+	    "$T/$1.err" | sort -n | tail -n 1)
+	[ "$(count_lines "$T/$1.err" '^(info|dbug): session [0-9]+: route=')" \
+	    -ge "${_last:-0}" ]
+}
+
+# mark NAME: the number of session lines, once the sessions of earlier
+# steps have all logged theirs: a tool has its answer before the router
+# logs the session's end, and a late line would be taken for the next.
+mark() {
+	wait_for 10 settled "$1"
+	ends "$1"
+}
+
 # ends_as NAME BEFORE DESC EREGEX: within 10 s a session ends beyond the
 # first BEFORE, and its line matches.
 ends_as() {
@@ -104,7 +121,7 @@ for how in kill rst; do
 		else
 			addr=$LP hex=414456525f
 		fi
-		n=$(ends p)
+		n=$(mark p)
 		peer c "$addr" raw $hex $(rst_opt $how)
 		wait_for 10 eval "[ \$(fd_count $(pid_of p)) -gt $base0 ]"
 		hit c $how
@@ -122,7 +139,7 @@ done
 # like one that half-closed after its command: it waits out the backend
 # wait.  A reset ends it at once.
 for how in kill rst; do
-	n=$(ends p)
+	n=$(mark p)
 	w=$(count_lines "$T/p.err" 'ProcessInfo waits for a runtime')
 	peer w "$RP" raw $PROCESSINFO $(rst_opt $how)
 	wait_for 10 eval "[ \$(count_lines '$T/p.err' \
@@ -154,7 +171,7 @@ streams() {
 
 # Pumping a stream: the tool dies, or resets.
 for how in kill rst; do
-	n=$(ends p)
+	n=$(mark p)
 	b=$(count_lines "$T/rt.ev" '^stream-broken')
 	s=$(streams rt)
 	if [ $how = kill ]; then
@@ -175,7 +192,7 @@ done
 # bytes of the tool unread, its kernel resets the connection.
 pid=5002
 for how in kill rst; do
-	n=$(ends p)
+	n=$(mark p)
 	s=$(streams rt)
 	if [ $how = kill ]; then
 		bg t "$FAKETOOL" --timeout 60 "$RP" collect
@@ -210,7 +227,7 @@ done
 
 # Half-closed by the tool after its command, while the stream runs.
 for who in tool runtime; do
-	n=$(ends p)
+	n=$(mark p)
 	s=$(streams rt)
 	bg t "$FAKETOOL" --timeout 60 --shut-wr "$RP" collect
 	wait_for 10 eval "[ \$(streams rt) -gt $s ]"
@@ -239,7 +256,7 @@ done
 stop rt
 rt_up rtf 5100 "--stream-bytes 1048576"
 for how in kill rst; do
-	n=$(ends p)
+	n=$(mark p)
 	e=$(count_lines "$T/rtf.ev" '^stream-end')
 	peer t "$RP" raw "$COLLECT" $(rst_opt $how)
 	wait_for 10 eval "[ \$(count_lines '$T/rtf.ev' '^stream-end') -gt $e ]"
@@ -286,7 +303,7 @@ done
 peer mute "$LP" raw "$ADVR"
 wait_for 10 eval "[ \$(fd_count $(pid_of p)) -eq $base ]"
 k=$(takes)
-n=$(ends p)
+n=$(mark p)
 peer t "$RP" raw $PROCESSINFO --reset
 wait_for 10 eval "[ \$(takes) -gt $k ]"
 hit t rst
@@ -304,7 +321,7 @@ audits() {
 	count_lines "$T/p.err" 'command=ResumeRuntime decision=deny'
 }
 for how in kill rst runtime; do
-	n=$(ends p)
+	n=$(mark p)
 	a=$(audits)
 	peer t "$RP" raw $RESUME $( [ $how = rst ] && echo --reset)
 	wait_for 10 eval "[ \$(audits) -gt $a ]"
