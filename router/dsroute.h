@@ -285,6 +285,7 @@ struct session {
 	struct conn		*dialing;	/* the conn being connected */
 	int			 dial_attempts;
 	uint64_t		 dial_deadline;	/* monotonic ms */
+	int			 timer_at_deadline; /* it fires at dial_deadline */
 	int			 offer;		/* a client-client offer */
 	int			 quiet;		/* end at debug level, not info */
 	int			 runtime_ended_first;

@@ -604,7 +604,8 @@ session_conn_failed(struct conn *c, const char *what)
 		conn_close(c);
 		/* 10 ms, doubling to 500 ms, as a restarting peer needs. */
 		delay = s->dial_attempts < 6 ? 10 << s->dial_attempts : 500;
-		if (now + delay > s->dial_deadline)
+		s->timer_at_deadline = now + delay >= s->dial_deadline;
+		if (s->timer_at_deadline)
 			delay = (int)(s->dial_deadline - now);
 		s->dial_attempts++;
 		arm_timer(s, delay);
@@ -640,21 +641,26 @@ dial(struct session *s, enum session_state state, int side)
 	return (dial_attempt(s, s->dialing));
 }
 
-/* Try to connect once; a pending connect gets the connect timeout. */
+/*
+ * Try to connect once.  The timer bounds the attempt by the deadline, or
+ * by the connect timeout when there is none; it also bounds a probe's
+ * answer, and a TLS handshake, after a connect that succeeds at once.
+ */
 static int
 dial_attempt(struct session *s, struct conn *c)
 {
 	uint64_t	 now, left;
 
+	now = now_ms();
+	left = now < s->dial_deadline ? s->dial_deadline - now : 0;
+	s->timer_at_deadline = left <= (uint64_t)settings.connect_timeout_ms;
+	if (!s->timer_at_deadline)
+		left = settings.connect_timeout_ms;
+	arm_timer(s, (int)left);
 	switch (conn_dial(c)) {
 	case 0:
 		return (conn_start(c));
 	case 1:
-		now = now_ms();
-		left = now < s->dial_deadline ? s->dial_deadline - now : 0;
-		if (left > (uint64_t)settings.connect_timeout_ms)
-			left = settings.connect_timeout_ms;
-		arm_timer(s, (int)left);
 		return (0);
 	default:
 		return (session_conn_failed(c, "connect"));
@@ -685,12 +691,17 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 	case S_PROBE:
 	case S_DIAL:
 		c = s->dialing;
-		if (c->fd == -1 && now_ms() < s->dial_deadline) {
+		/*
+		 * Whether the deadline passed is what the timer was armed
+		 * for: libevent's clock is not now_ms(), and asking it again
+		 * can find a millisecond left.
+		 */
+		if (c->fd == -1 && !s->timer_at_deadline) {
 			/* The back-off after a refused connect is over. */
 			(void)dial_attempt(s, c);
 			return;
 		}
-		if (c->connecting && now_ms() < s->dial_deadline) {
+		if (c->connecting && !s->timer_at_deadline) {
 			/* This attempt hangs; there is time for another. */
 			c->error = ETIMEDOUT;
 			(void)session_conn_failed(c, "connect");
