@@ -397,6 +397,19 @@ fi
 stop_dsroute q
 stop rtq
 
+# --- Probing a runtime's port that accepts and never answers: the
+# connect succeeds at once, and the connect timeout bounds the answer.
+bg mute socat -u "UNIX-LISTEN:$T/mute.sock,fork" OPEN:/dev/null
+wait_for 10 test -S "$T/mute.sock"
+start_dsroute m -v debug --connect-timeout 1 "uds:$T/mute.sock" \
+    tcp:127.0.0.1:9,connect
+ends_as m 0 "probing, the runtime never answers: the offer ends" \
+    'end="runtime did not answer ProcessInfo within 1\.0s"'
+ends_as m 1 "probing, the runtime never answers: the next offer ends" \
+    'end="runtime did not answer ProcessInfo within 1\.0s"'
+stop_dsroute m
+stop mute
+
 # --- Awaiting the command of a listening tool the router dialled, after
 # forwarding a runtime's advertise.
 bg lt "$FAKETOOL" --timeout 60 tcp:127.0.0.1:0,listen raw "" --hold-ms 60000
@@ -508,7 +521,7 @@ for who in tool runtime; do
 	if [ $who = tool ]; then
 		hit "tc$who" kill
 		ends_as s "$n" "TLS, pumping, tool killed: the session ends" \
-		    'command=CollectTracing2 .*end="(tool reset the connection|tool closed|truncated: .*)"'
+		    'command=CollectTracing2 .*end="(tool reset the connection|tool closed|reading from tool: truncated: .*)"'
 		check "TLS, pumping, tool killed: the stream breaks at once" \
 		    wait_for 10 eval "[ \$(count_lines '$T/srt.ev' '^stream-broken') -gt $b ]"
 		based s "$sbase" "TLS, pumping, tool killed: descriptors back"
