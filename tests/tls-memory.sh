@@ -131,7 +131,9 @@ measure() {
 	_sink=$!
 	pids="$pids $_sink"
 	until_true 10 test -S "$T/rt.sock"
-	"$DSROUTE" --handshake-timeout 3600 "uds:$T/rt.sock,connect" "$2" \
+	# Every session comes from one peer: lift the session limits.
+	"$DSROUTE" --handshake-timeout 3600 --max-sessions $((N + 100)) \
+	    --max-sessions-per-peer $((N + 100)) "uds:$T/rt.sock,connect" "$2" \
 	    2>"$T/router.err" &
 	_router=$!
 	pids="$pids $_router"

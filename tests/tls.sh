@@ -43,6 +43,14 @@ chain_checks() {
 	is "$1: 64 MiB trace over mTLS, same SHA-256 at both ends" \
 	    "$(field sha256 "$T/tool.out")" \
 	    "$(sed -n "s/^stream-end $id $STREAM //p" "$T/$4.ev")"
+	# A reader slower than the link: the routers' batches of records
+	# wait for the socket again and again, and every byte still arrives.
+	tool --timeout 120 "$2" collect --rate 16000000 --expect-bytes $STREAM
+	id=$(field session "$T/tool.out")
+	wait_for 10 has_line "$T/$4.ev" "^stream-end $id "
+	is "$1: 64 MiB to a slow reader, same SHA-256 at both ends" \
+	    "$(field sha256 "$T/tool.out")" \
+	    "$(sed -n "s/^stream-end $id $STREAM //p" "$T/$4.ev")"
 	check "$1: 20 commands in a row" \
 	    tool --timeout 60 "$2" repeat 20 processinfo
 	check "$1: a tool's half-close (close_notify) still gets the answer" \

@@ -277,6 +277,9 @@ bio_send(void *arg, const unsigned char *buf, size_t len)
 	struct tls_conn	*t = arg;
 	ssize_t		 n;
 
+	if (t->shared.sealing)
+		return (tls_seal(&t->shared, buf, len) == 0 ? (int)len :
+		    MBEDTLS_ERR_SSL_ALLOC_FAILED);
 	if ((n = send(t->fd, buf, len, MSG_NOSIGNAL)) >= 0)
 		return ((int)n);
 	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)

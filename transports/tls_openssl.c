@@ -70,10 +70,14 @@
 struct tls_conn {
 	struct tls_shared shared;	/* tls.c's: first */
 	SSL		*ssl;
+	int		 fd;		/* for write_bio: conns move, this not */
 };
 
 /* Why the last operation failed; conn->why points here. */
 static char	 why[256];
+
+/* The write side of every SSL: see write_bio(). */
+static BIO_METHOD	*write_method;
 
 const char *
 tls_library(void)
@@ -248,11 +252,68 @@ setup_client(struct conn *c, SSL *ssl)
 	return (SSL_set1_host(ssl, name) == 1 ? 0 : -1);
 }
 
+/*
+ * What OpenSSL writes goes to the socket, as with its own socket BIO, or,
+ * while tls.c is sealing a batch of records, to that batch (tls_seal).
+ */
+static int
+write_bio_write(BIO *b, const char *buf, int len)
+{
+	struct tls_conn	*t = BIO_get_data(b);
+	ssize_t		 n;
+
+	BIO_clear_retry_flags(b);
+	if (t->shared.sealing)
+		return (tls_seal(&t->shared, buf, len) == 0 ? len : -1);
+	if ((n = send(t->fd, buf, len, MSG_NOSIGNAL)) >= 0)
+		return ((int)n);
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		BIO_set_retry_write(b);
+	return (-1);
+}
+
+/* Nothing is held here: a flush is done at once; nothing else applies. */
+static long
+write_bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+	return (cmd == BIO_CTRL_FLUSH);
+}
+
+static int
+write_bio_create(BIO *b)
+{
+	BIO_set_init(b, 1);
+	return (1);
+}
+
+static BIO *
+write_bio(struct tls_conn *t)
+{
+	BIO	*b;
+
+	if (write_method == NULL) {
+		if ((write_method = BIO_meth_new(BIO_get_new_index() |
+		    BIO_TYPE_SOURCE_SINK, "dsroute write")) == NULL)
+			return (NULL);
+		if (BIO_meth_set_write(write_method, write_bio_write) != 1 ||
+		    BIO_meth_set_ctrl(write_method, write_bio_ctrl) != 1 ||
+		    BIO_meth_set_create(write_method, write_bio_create) != 1) {
+			BIO_meth_free(write_method);
+			write_method = NULL;
+			return (NULL);
+		}
+	}
+	if ((b = BIO_new(write_method)) != NULL)
+		BIO_set_data(b, t);
+	return (b);
+}
+
 /* Create the SSL object of a connected socket. */
 int
 tls_setup(struct conn *c, int accepted)
 {
 	struct tls_conn	*t;
+	BIO		*wbio;
 
 	(void)tcp_setup(c, accepted);
 	if ((t = calloc(1, sizeof(*t))) == NULL ||
@@ -262,7 +323,10 @@ tls_setup(struct conn *c, int accepted)
 		return (-1);
 	}
 	c->tls = t;
-	if (SSL_set_fd(t->ssl, c->fd) != 1 ||
+	t->fd = c->fd;
+	if (SSL_set_rfd(t->ssl, c->fd) == 1 && (wbio = write_bio(t)) != NULL)
+		SSL_set0_wbio(t->ssl, wbio);
+	if (SSL_get_wbio(t->ssl) == NULL ||
 	    (!accepted && setup_client(c, t->ssl) == -1)) {
 		ssl_error(why, sizeof(why), "TLS set-up failed");
 		c->why = why;
