@@ -25,6 +25,7 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/socket.h>
 
 #include <errno.h>
 #include <stdint.h>
@@ -104,13 +105,21 @@ tls_pending(struct conn *c)
 	return (t != NULL && (t->read_ended || tls_buffered(c)));
 }
 
-/* A record a backend made while sealing: keep it for one write. */
-int
-tls_seal(struct tls_shared *t, const void *buf, size_t len)
+/*
+ * Send what a backend's library writes, as send(2) does: to the socket,
+ * or, while write_records seals a batch, into the batch for one write.
+ */
+ssize_t
+tls_send(struct tls_shared *t, const void *buf, size_t len)
 {
-	if (t->sealed == NULL && (t->sealed = evbuffer_new()) == NULL)
+	if (!t->sealing)
+		return (send(t->fd, buf, len, MSG_NOSIGNAL));
+	if ((t->sealed == NULL && (t->sealed = evbuffer_new()) == NULL) ||
+	    evbuffer_add(t->sealed, buf, len) == -1) {
+		errno = ENOMEM;
 		return (-1);
-	return (evbuffer_add(t->sealed, buf, len));
+	}
+	return (len);
 }
 
 /*

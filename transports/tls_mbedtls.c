@@ -73,7 +73,6 @@ struct tls_conn {
 	struct tls_shared	 shared;	/* tls.c's: first */
 	mbedtls_ssl_context	 ssl;
 	struct tls_context	*ctx;
-	int			 fd;
 	int			 sys_error;	/* errno of the last I/O */
 	size_t			 retry_len;	/* a write that wanted I/O */
 };
@@ -277,10 +276,7 @@ bio_send(void *arg, const unsigned char *buf, size_t len)
 	struct tls_conn	*t = arg;
 	ssize_t		 n;
 
-	if (t->shared.sealing)
-		return (tls_seal(&t->shared, buf, len) == 0 ? (int)len :
-		    MBEDTLS_ERR_SSL_ALLOC_FAILED);
-	if ((n = send(t->fd, buf, len, MSG_NOSIGNAL)) >= 0)
+	if ((n = tls_send(&t->shared, buf, len)) >= 0)
 		return ((int)n);
 	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 		return (MBEDTLS_ERR_SSL_WANT_WRITE);
@@ -294,7 +290,7 @@ bio_recv(void *arg, unsigned char *buf, size_t len)
 	struct tls_conn	*t = arg;
 	ssize_t		 n;
 
-	if ((n = recv(t->fd, buf, len, 0)) >= 0)
+	if ((n = recv(t->shared.fd, buf, len, 0)) >= 0)
 		return ((int)n);
 	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 		return (MBEDTLS_ERR_SSL_WANT_READ);
@@ -335,7 +331,7 @@ tls_setup(struct conn *c, int accepted)
 		return (-1);
 	}
 	mbedtls_ssl_init(&t->ssl);
-	t->fd = c->fd;
+	t->shared.fd = c->fd;
 	t->ctx = ctx;
 	ctx->refs++;
 	c->tls = t;

@@ -70,7 +70,6 @@
 struct tls_conn {
 	struct tls_shared shared;	/* tls.c's: first */
 	SSL		*ssl;
-	int		 fd;		/* for write_bio: conns move, this not */
 };
 
 /* Why the last operation failed; conn->why points here. */
@@ -253,8 +252,8 @@ setup_client(struct conn *c, SSL *ssl)
 }
 
 /*
- * What OpenSSL writes goes to the socket, as with its own socket BIO, or,
- * while tls.c is sealing a batch of records, to that batch (tls_seal).
+ * What OpenSSL writes goes through tls_send: to the socket, as with its
+ * own socket BIO, or into the batch tls.c is sealing.
  */
 static int
 write_bio_write(BIO *b, const char *buf, int len)
@@ -263,9 +262,7 @@ write_bio_write(BIO *b, const char *buf, int len)
 	ssize_t		 n;
 
 	BIO_clear_retry_flags(b);
-	if (t->shared.sealing)
-		return (tls_seal(&t->shared, buf, len) == 0 ? len : -1);
-	if ((n = send(t->fd, buf, len, MSG_NOSIGNAL)) >= 0)
+	if ((n = tls_send(&t->shared, buf, len)) >= 0)
 		return ((int)n);
 	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 		BIO_set_retry_write(b);
@@ -323,7 +320,7 @@ tls_setup(struct conn *c, int accepted)
 		return (-1);
 	}
 	c->tls = t;
-	t->fd = c->fd;
+	t->shared.fd = c->fd;
 	if (SSL_set_rfd(t->ssl, c->fd) == 1 && (wbio = write_bio(t)) != NULL)
 		SSL_set0_wbio(t->ssl, wbio);
 	if (SSL_get_wbio(t->ssl) == NULL ||

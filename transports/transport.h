@@ -105,6 +105,7 @@ void	 tls_release(struct endpoint *);
  * backend's state, to which conn->tls points.
  */
 struct tls_shared {
+	int	 fd;		/* the socket: conns move, this stays */
 	int	 read_ended;	/* read_result waits for the next read */
 	int	 read_result;	/* an end or error seen after bytes */
 	struct evbuffer *sealed; /* records made, not yet sent */
@@ -119,8 +120,8 @@ struct tls_shared {
  * table; read_some decrypts what one library call gives, buffered says
  * whether the library holds input the socket will not signal again,
  * write_record writes at most one record, write_end follows a write that
- * sent everything.  While sealing is set, a backend hands the records it
- * makes to tls_seal (tls.c) instead of sending them.
+ * sent everything.  A backend sends what its library writes with
+ * tls_send (tls.c), which keeps records for one write while sealing.
  */
 void	*tls_context_new(struct endpoint *, char *, size_t);
 void	 tls_context_free(void *);
@@ -131,7 +132,7 @@ ssize_t	 tls_read_some(struct conn *, void *, size_t);
 int	 tls_buffered(struct conn *);
 ssize_t	 tls_write_record(struct conn *, const void *, size_t);
 void	 tls_write_end(struct conn *);
-int	 tls_seal(struct tls_shared *, const void *, size_t);
+ssize_t	 tls_send(struct tls_shared *, const void *, size_t);
 int	 tls_shutdown(struct conn *);
 void	 tls_teardown(struct conn *);
 
