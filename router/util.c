@@ -100,26 +100,41 @@ sockaddr_name(const struct sockaddr *sa, socklen_t len, char *buf,
 }
 
 /*
- * Parse a duration: a number of seconds ("5", "0.25"), or a number with
- * an "ms" or "s" suffix.  Store milliseconds.
+ * Parse a duration: decimal digits with an optional fraction ("5",
+ * "0.25"), in seconds, or followed by "s" or "ms".  Store milliseconds,
+ * rounded to the nearest.  Only that grammar is taken: strtod() would
+ * also take nan, inf, hex floats, exponents, signs and blanks, and a NaN
+ * passes every range check.
  */
 int
 parse_ms(const char *s, int *ms)
 {
-	char	*end;
-	double	 v;
+	const char	*p = s;
+	uint64_t	 v = 0, place = 1000, unit_ms = 1000;
+	int		 digits = 0;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno != 0 || v < 0)
+	/* v counts ten-thousandths of the unit. */
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		v = v * 10 + (uint64_t)(*p - '0') * 10000;
+		if (v > (uint64_t)INT_MAX * 10000)
+			return (-1);
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
+			v += (uint64_t)(*p - '0') * place;
+			place /= 10;
+		}
+	}
+	if (digits == 0)
 		return (-1);
-	if (strcmp(end, "ms") == 0)
-		v /= 1000;
-	else if (*end != '\0' && strcmp(end, "s") != 0)
+	if (strcmp(p, "ms") == 0)
+		unit_ms = 1;
+	else if (*p != '\0' && strcmp(p, "s") != 0)
 		return (-1);
-	if (v * 1000 > INT_MAX)
+	v = (v * unit_ms + 5000) / 10000;
+	if (v > INT_MAX)
 		return (-1);
-	*ms = (int)(v * 1000 + 0.5);
+	*ms = (int)v;
 	return (0);
 }
 

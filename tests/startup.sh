@@ -42,6 +42,19 @@ refused "plaintext TCP beyond loopback" 'refusing to listen for plaintext' \
     "uds:$T/x.sock" tcp:0.0.0.0:0
 refused "a bad verbosity" 'give none, critical' -v loud \
     "uds:$T/x.sock" tcp:127.0.0.1:0
+# Durations: plain decimals only.  A NaN passed every range check once,
+# "configuration OK" included, and then cut every session at once.
+for d in nan NaN inf -inf infinity 1e309 1e3 -0 -1 0x10 0x1p3 +5 ' 5' \
+    '5 ' 5sec 5m 1..2; do
+	refused "--handshake-timeout '$d' is refused" 'give a duration' \
+	    -n --handshake-timeout "$d" "uds:$T/x.sock" tcp:127.0.0.1:0
+done
+printf 'connect-timeout = nan\n[r]\nlocal = uds:%s/x.sock\nremote = tcp:127.0.0.1:0\n' \
+    "$T" >"$T/nan.conf"
+"$DSROUTE" -n -f "$T/nan.conf" >"$T/out" 2>"$T/err"
+is "connect-timeout = nan in a file: refused with its line" \
+    "$?:$(cat "$T/err")" "1:$T/nan.conf:1: connect-timeout = nan: give a \
+duration such as 5, 0.5 or 500ms"
 
 start_dsroute busy "uds:$T/busy.sock" tcp:127.0.0.1:0
 refused "a port in use" 'Address already in use' \
