@@ -86,6 +86,47 @@ build() {
 	make -s -C "$dir" -j"$(nproc)"
 }
 
+# The mbed TLS build must stand without OpenSSL's development files: it is
+# configured with a pkg-config directory holding only the .pc files it
+# needs, not OpenSSL's.  The directory stays, because config.status runs
+# configure again with it when configure.ac or Makefile.am change.
+nossl_pc=$top/build/pc-no-openssl
+hide_openssl() {
+	mkdir -p "$nossl_pc"
+	for m in libevent_core inih; do
+		d=$(pkg-config --variable=pcfiledir "$m")
+		ln -sf "$d/$m.pc" "$nossl_pc/$m.pc"
+	done
+	# Configured while OpenSSL was visible: configure it again.
+	if grep -qs '^#define HAVE_OPENSSL 1' build/mbedtls/config.h; then
+		rm -f build/mbedtls/Makefile
+	fi
+}
+
+# Fail unless the mbed TLS build, the router and the fakes, is free of
+# OpenSSL: configure did not find it, and no program loads its libraries.
+check_no_openssl() {
+	make -s -C build/mbedtls -j"$(nproc)" tests/fakert tests/faketool
+	if grep -q '^#define HAVE_OPENSSL 1' build/mbedtls/config.h; then
+		echo "dev.sh: build/mbedtls: configure found OpenSSL, which" \
+		    "should have been hidden"
+		return 1
+	fi
+	for f in dsroute tests/fakert tests/faketool; do
+		if ! ldd "build/mbedtls/$f" >build/mbedtls/ldd.out 2>&1; then
+			echo "dev.sh: build/mbedtls/$f: ldd failed:"
+			cat build/mbedtls/ldd.out
+			return 1
+		fi
+		if grep -E '(^|[[:space:]/])lib(ssl|crypto)\.so' \
+		    build/mbedtls/ldd.out; then
+			echo "dev.sh: build/mbedtls/$f links OpenSSL; the mbed" \
+			    "TLS build must not"
+			return 1
+		fi
+	done
+}
+
 # Print "N passed, N failed[, N skipped]" from the automake results
 # under the directories given.
 summarize() {
@@ -113,10 +154,19 @@ run)
 test)
 	install_missing $test_packages
 	build test --enable-werror --enable-sanitizers
-	build mbedtls --with-tls=mbedtls --enable-werror --enable-sanitizers
+	hide_openssl
+	build mbedtls --with-tls=mbedtls --enable-werror --enable-sanitizers \
+	    PKG_CONFIG_LIBDIR="$nossl_pc" PKG_CONFIG_PATH=
 	status=0
 	# Count only this run's results.
 	find build -name '*.trs' -exec rm -f {} +
+	if check_no_openssl; then
+		result=PASS
+	else
+		result=FAIL
+		status=1
+	fi
+	printf ':test-result: %s\n' $result >build/mbedtls/no-openssl.trs
 	make -s -C build/test -j"$(nproc)" check >build/test/check.out 2>&1 ||
 	    status=1
 	grep -E '^(FAIL|ERROR|XPASS|SKIP):' build/test/check.out || true

@@ -49,7 +49,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include "sha256.h"
 
 #define IPC_MAGIC		"DOTNET_IPC_V1"	/* 13 chars + NUL = 14 */
 #define IPC_MAGIC_LEN		14
@@ -660,18 +660,16 @@ stream_main(void *arg)
 {
 	struct session	*s = arg;
 	struct gen	 g;
-	EVP_MD_CTX	*md;
-	uint8_t		*chunk, digest[EVP_MAX_MD_SIZE];
-	char		 hex[2 * EVP_MAX_MD_SIZE + 1];
+	struct sha256	 md;
+	uint8_t		*chunk, digest[SHA256_LEN];
+	char		 hex[2 * SHA256_LEN + 1];
 	uint64_t	 total = 0, left;
-	unsigned int	 dlen = 0, i;
+	unsigned int	 i;
 	size_t		 n, w;
 	int		 stop, broken = 0;
 
 	chunk = malloc(opt_stream_chunk);
-	md = EVP_MD_CTX_new();
-	if (chunk == NULL || md == NULL ||
-	    EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
+	if (chunk == NULL || sha256_init(&md) == -1)
 		fatal("stream setup");
 	g.state = s->id ^ 0x9e3779b97f4a7c15ULL;
 	if (g.state == 0)
@@ -693,7 +691,7 @@ stream_main(void *arg)
 		}
 		stream_fill(chunk, n, total, &g);
 		w = write_full(s->fd, chunk, n, -1);
-		EVP_DigestUpdate(md, chunk, w);
+		sha256_update(&md, chunk, w);
 		total += w;
 		if (w < n) {
 			if (!atomic_load(&quitting))
@@ -701,16 +699,16 @@ stream_main(void *arg)
 			break;
 		}
 	}
-	EVP_DigestFinal_ex(md, digest, &dlen);
-	for (i = 0; i < dlen; i++)
+	if (sha256_final(&md, digest) == -1)
+		fatal("stream digest");
+	for (i = 0; i < SHA256_LEN; i++)
 		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
-	hex[2 * dlen] = '\0';
+	hex[2 * SHA256_LEN] = '\0';
 	if (broken)
 		ev_log("stream-broken %" PRIu64 " %" PRIu64, s->id, total);
 	else
 		ev_log("stream-end %" PRIu64 " %" PRIu64 " %s", s->id, total,
 		    hex);
-	EVP_MD_CTX_free(md);
 	free(chunk);
 	close(s->fd);
 

@@ -54,7 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include "sha256.h"
 
 #define IPC_MAGIC		"DOTNET_IPC_V1"	/* 13 chars + NUL = 14 */
 #define IPC_MAGIC_LEN		14
@@ -1058,14 +1058,13 @@ do_collect(int argc, char *argv[])
 	static struct reply	 rp;
 	static uint8_t		 buf[65536];
 	struct stopper		 st;
-	EVP_MD_CTX		*md;
-	uint8_t			 payload[256], digest[EVP_MAX_MD_SIZE];
-	char			 hex[2 * EVP_MAX_MD_SIZE + 1];
+	struct sha256		 md;
+	uint8_t			 payload[256], digest[SHA256_LEN];
+	char			 hex[2 * SHA256_LEN + 1];
 	uint64_t		 stop_after = 0, rate = 0, hangup = 0;
 	uint64_t		 expect = 0, total = 0, id, v;
 	int64_t			 start, due;
 	size_t			 want, n;
-	unsigned int		 dlen = 0;
 	int			 have_expect = 0, stopping = 0, fd, i;
 	int			 status;
 	enum io			 r = IO_OK;
@@ -1112,11 +1111,9 @@ do_collect(int argc, char *argv[])
 	}
 	id = get_le64(rp.payload);
 
-	if ((md = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+	if (sha256_init(&md) == -1) {
 		close(fd);
-		EVP_MD_CTX_free(md);
-		diag("EVP setup failed");
+		diag("SHA-256 setup failed");
 		return (EXIT_ERROR);
 	}
 	start = now_ms();
@@ -1130,7 +1127,7 @@ do_collect(int argc, char *argv[])
 			want = hangup - total;
 		if ((r = read_some(fd, buf, want, &n, deadline)) != IO_OK)
 			break;
-		EVP_DigestUpdate(md, buf, n);
+		sha256_update(&md, buf, n);
 		total += n;
 		if (stop_after != 0 && !stopping && total >= stop_after) {
 			st.id = id;
@@ -1155,9 +1152,11 @@ do_collect(int argc, char *argv[])
 	close(fd);
 	if (stopping)
 		pthread_join(st.thread, NULL);
-	EVP_DigestFinal_ex(md, digest, &dlen);
-	EVP_MD_CTX_free(md);
-	hex_string(hex, digest, dlen);
+	if (sha256_final(&md, digest) == -1) {
+		diag("SHA-256 failed");
+		return (EXIT_ERROR);
+	}
+	hex_string(hex, digest, SHA256_LEN);
 	out("session=%" PRIu64 " bytes=%" PRIu64 " sha256=%s", id, total,
 	    hex);
 	if (r != IO_OK && r != IO_EOF)

@@ -50,6 +50,14 @@ DSROUTE=${DSROUTE:-./dsroute}
 TLSCROWD=${TLSCROWD:-./tests/tlscrowd}
 CROWD=${CROWD:-./tests/crowd}
 
+# tlscrowd is an OpenSSL client: a build without OpenSSL (mbed TLS alone)
+# has none, and nothing to measure with.
+if [ ! -x "$TLSCROWD" ] && [ -f config.h ] &&
+    ! grep -q '^#define HAVE_OPENSSL 1' config.h; then
+	echo "tls-memory.sh: skipped: tests/tlscrowd needs OpenSSL," \
+	    "which configure did not find (install libssl-dev)" >&2
+	exit 77
+fi
 [ -x "$DSROUTE" ] && [ -x "$TLSCROWD" ] && [ -x "$CROWD" ] || {
 	echo "tls-memory.sh: run it in a build directory after" \
 	    "make tests/tlscrowd tests/crowd" >&2
