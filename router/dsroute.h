@@ -73,6 +73,13 @@ struct advertise {
 	uint64_t	 pid;
 };
 
+/* A default diagnostic socket's name, parsed (ipc.c). */
+struct default_name {
+	long		 pid;
+	uint64_t	 key;		/* the process's start time */
+	int		 router;	/* dotnet-diagnostic-dsrouter-... */
+};
+
 /* What the first bytes of a connection turned out to be. */
 enum greeting_kind {
 	GREETING_MORE,			/* too few bytes to tell yet */
@@ -395,7 +402,8 @@ void		 ipc_advertise_build(uint8_t [ADVR_LEN], const struct advertise *);
 int		 ipc_processinfo_parse(const uint8_t *, size_t,
 		    struct advertise *, uint32_t *);
 void		 ipc_cookie_hex(const uint8_t [IPC_COOKIE_LEN], char [33]);
-int		 ipc_default_socket_pid(const char *, int, long *);
+int		 ipc_default_socket_parse(const char *, int,
+		    struct default_name *);
 uint32_t	 ipc_get32(const uint8_t *);
 
 /*

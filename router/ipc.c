@@ -21,6 +21,7 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,30 +300,42 @@ ipc_cookie_hex(const uint8_t cookie[IPC_COOKIE_LEN], char hex[33])
 /*
  * If path names a runtime's default diagnostic port,
  * dotnet-diagnostic-<pid>-<key>-socket, or with routers non-zero also a
- * router's, dotnet-diagnostic-dsrouter-<pid>-<key>-socket, store the pid
- * and return 1.
+ * router's, dotnet-diagnostic-dsrouter-<pid>-<key>-socket, fill name and
+ * return 1.  The key is the start time of the process: clock ticks after
+ * boot for a runtime, seconds since 1970 for dotnet-dsrouter.
  */
 int
-ipc_default_socket_pid(const char *path, int routers, long *pid)
+ipc_default_socket_parse(const char *path, int routers,
+    struct default_name *name)
 {
-	const char	*name, *p;
-	char		*end;
-	long		 v;
+	const char		*file, *p;
+	char			*end;
+	long			 v;
+	unsigned long long	 key;
 
-	name = (p = strrchr(path, '/')) != NULL ? p + 1 : path;
-	if (strncmp(name, "dotnet-diagnostic-", 18) != 0)
+	file = (p = strrchr(path, '/')) != NULL ? p + 1 : path;
+	if (strncmp(file, "dotnet-diagnostic-", 18) != 0)
 		return (0);
-	p = name + 18;
-	if (routers && strncmp(p, "dsrouter-", 9) == 0)
+	p = file + 18;
+	name->router = 0;
+	if (routers && strncmp(p, "dsrouter-", 9) == 0) {
 		p += 9;
+		name->router = 1;
+	}
+	if (*p < '1' || *p > '9')
+		return (0);
+	errno = 0;
 	v = strtol(p, &end, 10);
-	if (end == p || *end != '-' || v <= 0)
+	if (*end != '-' || errno != 0 || v > INT32_MAX)
 		return (0);
 	p = end + 1;
-	(void)strtoull(p, &end, 10);
-	if (end == p || strcmp(end, "-socket") != 0)
+	if (*p < '0' || *p > '9')
 		return (0);
-	*pid = v;
+	key = strtoull(p, &end, 10);
+	if (errno != 0 || strcmp(end, "-socket") != 0)
+		return (0);
+	name->pid = v;
+	name->key = key;
 	return (1);
 }
 

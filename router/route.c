@@ -332,7 +332,7 @@ describe_use(struct route *r, int side)
 {
 	struct endpoint	*ep = &r->endpoint[side];
 	const char	*addr = ep->name + 4;	/* past "uds:" or "tcp:" */
-	long		 pid;
+	struct default_name	 dn;
 
 	if (ep->type == ENDPOINT_UDS && ep->role == ROLE_LISTEN) {
 		log_info("  runtime on this host: "
@@ -341,9 +341,9 @@ describe_use(struct route *r, int side)
 		log_info("  tool on this host: dotnet-trace collect "
 		    "--diagnostic-port %s,connect", ep->path);
 	} else if (ep->type == ENDPOINT_UDS) {
-		if (ipc_default_socket_pid(ep->path, 0, &pid))
+		if (ipc_default_socket_parse(ep->path, 0, &dn))
 			log_info("  %s is the default diagnostic port of "
-			    "process %ld", ep->path, pid);
+			    "process %ld", ep->path, dn.pid);
 		else
 			log_info("  a runtime's port, or a tool listening: "
 			    "dotnet-trace collect --diagnostic-port %s",

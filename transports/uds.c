@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "platform/platform.h"
 #include "router/dsroute.h"
 
 static int	 uds_listen(struct endpoint *, char *, size_t);
@@ -416,51 +417,109 @@ uds_dial(struct endpoint *ep, int *pending)
 	return (fd);
 }
 
-/*
- * The pid of a process as it knows itself, in its own pid namespace: the
- * last entry of the NSpid line of its status.  The pid as we see it when
- * that cannot be read.
- */
-static pid_t
-own_pid(pid_t pid)
+/* Whether a local process may serve as a runtime without a grant. */
+static int
+trusted_uid(uid_t uid)
 {
-	char		 path[64], line[256], *p, *end;
-	FILE		*f;
-	long long	 v;
-	pid_t		 own = pid;
+	return (uid == 0 || uid == geteuid());
+}
 
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return (pid);
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (strncmp(line, "NSpid:", 6) != 0)
-			continue;
-		for (p = line + 6; ; p = end) {
-			v = strtoll(p, &end, 10);
-			if (end == p)
-				break;
-			own = (pid_t)v;
-		}
-		break;
+/*
+ * Whether the process pi, listening at the default socket name dn, is the
+ * one the name gives: the pid, and the key its start time by the rule of
+ * the name's kind.  A router's key may be dotnet-dsrouter's, seconds
+ * since 1970, whose rounding we do not know to the second.
+ */
+static int
+key_matches(const struct default_name *dn, const struct proc_info *pi)
+{
+	if (dn->key == pi->starttime)
+		return (1);
+	return (dn->router && pi->start_epoch != 0 &&
+	    dn->key + 1 >= pi->start_epoch && dn->key <= pi->start_epoch + 1);
+}
+
+/*
+ * A runtime dialled at its default socket must be the process the name
+ * gives (security.md R7): anyone who may write to /tmp can plant a
+ * socket there under another process's name.  As we see it, the process
+ * listening must be the name's pid, have started at the name's key, and
+ * own the socket file.  One that has the name's pid only inside a pid
+ * namespace of its own (a runtime in a container whose /tmp we share)
+ * must also run as us or as root, since anyone may make a pid namespace
+ * and choose pids in it.  One in a namespace we cannot see has no pid
+ * here (0): only its uid and the file's owner can be checked.  Return
+ * NULL, or why the listener is refused.
+ */
+static const char *
+check_named_listener(const struct conn *c, const struct default_name *dn)
+{
+	static char		 why[320];
+	const char		*prefix = "the process listening at the "
+				    "socket is not the one its name gives";
+	struct proc_info	 pi;
+	struct stat		 st;
+
+	if (lstat(c->endpoint->path, &st) == -1) {
+		snprintf(why, sizeof(why), "%s: cannot check the socket file: "
+		    "%s", prefix, strerror(errno));
+		return (why);
 	}
-	fclose(f);
-	return (own);
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(why, sizeof(why), "%s: the name is a %s, not the "
+		    "socket itself (a planted link?)", prefix,
+		    file_kind(st.st_mode));
+		return (why);
+	}
+	if (st.st_uid != c->uid) {
+		snprintf(why, sizeof(why), "%s: the file belongs to uid %lu, "
+		    "the listener is uid %lu (a planted socket?)", prefix,
+		    (unsigned long)st.st_uid, (unsigned long)c->uid);
+		return (why);
+	}
+	if (c->pid == 0) {
+		if (trusted_uid(c->uid))
+			return (NULL);
+		snprintf(why, sizeof(why), "%s: the listener is in a pid "
+		    "namespace this router cannot see and runs as uid %lu, "
+		    "neither this router's nor root (a planted socket?)",
+		    prefix, (unsigned long)c->uid);
+		return (why);
+	}
+	if (proc_info_get(c->pid, c->pid != dn->pid, &pi) == -1) {
+		snprintf(why, sizeof(why), "%s: cannot read /proc/%ld: %s",
+		    prefix, (long)c->pid, strerror(errno));
+		return (why);
+	}
+	if (c->pid != dn->pid && (pi.own_pid != dn->pid ||
+	    !trusted_uid(c->uid))) {
+		snprintf(why, sizeof(why), "%s: it names pid %ld, the "
+		    "listener is pid %ld (%ld in its own namespace), uid %lu "
+		    "(a planted socket?)", prefix, dn->pid, (long)c->pid,
+		    (long)pi.own_pid, (unsigned long)c->uid);
+		return (why);
+	}
+	if (!key_matches(dn, &pi)) {
+		snprintf(why, sizeof(why), "%s: its key is %llu, the listener "
+		    "started at %llu (a planted socket?)", prefix,
+		    (unsigned long long)dn->key,
+		    (unsigned long long)pi.starttime);
+		return (why);
+	}
+	return (NULL);
 }
 
 /*
  * Learn the peer's credentials; without them the peer gets nothing.  A
- * runtime dialled at its default socket must be the process the name
- * gives (security.md R7): anyone who may write to /tmp can plant a
- * socket there under another process's name.  A peer in a pid namespace
- * we cannot see has no pid here (0); it cannot be checked, and the
- * permissions of the socket's directory are what protect it.
+ * runtime dialled at a default socket name must be the process the name
+ * gives.
  */
 static int
 uds_setup(struct conn *c, int accepted)
 {
-	struct ucred	 cred;
-	socklen_t	 len = sizeof(cred);
-	long		 named;
+	struct ucred		 cred;
+	struct default_name	 dn;
+	socklen_t		 len = sizeof(cred);
 
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
 	    len != sizeof(cred)) {
@@ -474,12 +533,8 @@ uds_setup(struct conn *c, int accepted)
 	c->gid = cred.gid;
 	snprintf(c->peer, sizeof(c->peer), "%s(pid %ld uid %lu)",
 	    c->endpoint->name, (long)cred.pid, (unsigned long)cred.uid);
-	if (!accepted && cred.pid != 0 &&
-	    ipc_default_socket_pid(c->endpoint->path, 1, &named) &&
-	    cred.pid != named && own_pid(cred.pid) != named) {
-		c->why = "the process listening at the socket is not the one "
-		    "its name gives (a planted socket?)";
+	if (!accepted && ipc_default_socket_parse(c->endpoint->path, 1, &dn) &&
+	    (c->why = check_named_listener(c, &dn)) != NULL)
 		return (-1);
-	}
 	return (0);
 }

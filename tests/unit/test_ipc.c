@@ -176,8 +176,8 @@ test_frames(void)
 static void
 test_names(void)
 {
-	char	 label[40];
-	long	 pid;
+	char			 label[40];
+	struct default_name	 dn;
 
 	ok(strcmp(ipc_command_name(4, 0), "ProcessInfo") == 0, "0x0400");
 	ok(strcmp(ipc_command_name(2, 7), "CollectTracing6") == 0, "0x0207");
@@ -188,17 +188,28 @@ test_names(void)
 	ipc_command_label(9, 0xfe, label, sizeof(label));
 	ok(strcmp(label, "unknown(0x09,0xfe)") == 0, "label of an unknown");
 
-	ok(ipc_default_socket_pid("/tmp/dotnet-diagnostic-4242-99887766-socket",
-	    0, &pid) == 1 && pid == 4242, "default port name: pid");
-	ok(ipc_default_socket_pid("dotnet-diagnostic-dsrouter-1-2-socket",
-	    0, &pid) == 0, "dsrouter socket name is not a runtime's");
-	ok(ipc_default_socket_pid("dotnet-diagnostic-dsrouter-17-2-socket",
-	    1, &pid) == 1 && pid == 17, "... but a router's, when asked");
-	ok(ipc_default_socket_pid("/tmp/dotnet-diagnostic-12-socket", 1,
-	    &pid) == 0, "name without a key is not a runtime's");
-	ok(ipc_default_socket_pid("/tmp/dotnet-diagnostic-dsrouter--1-2-socket",
-	    1, &pid) == 0, "nor a name without a pid");
-	ok(ipc_default_socket_pid("/tmp/app.sock", 1, &pid) == 0,
+	ok(ipc_default_socket_parse("/tmp/dotnet-diagnostic-4242-99887766-socket",
+	    0, &dn) == 1 && dn.pid == 4242 && dn.key == 99887766 &&
+	    !dn.router, "default port name: pid and key");
+	ok(ipc_default_socket_parse("dotnet-diagnostic-dsrouter-1-2-socket",
+	    0, &dn) == 0, "dsrouter socket name is not a runtime's");
+	ok(ipc_default_socket_parse("dotnet-diagnostic-dsrouter-17-2-socket",
+	    1, &dn) == 1 && dn.pid == 17 && dn.key == 2 && dn.router,
+	    "... but a router's, when asked");
+	ok(ipc_default_socket_parse("/tmp/dotnet-diagnostic-12-socket", 1,
+	    &dn) == 0, "name without a key is not a runtime's");
+	ok(ipc_default_socket_parse("/tmp/dotnet-diagnostic-dsrouter--1-2-socket",
+	    1, &dn) == 0, "nor a name without a pid");
+	ok(ipc_default_socket_parse("/tmp/dotnet-diagnostic-0-2-socket",
+	    1, &dn) == 0, "nor one with pid 0");
+	ok(ipc_default_socket_parse("/tmp/dotnet-diagnostic-4294967297-2-socket",
+	    1, &dn) == 0, "nor one with a pid beyond 32 bits");
+	ok(ipc_default_socket_parse("/tmp/dotnet-diagnostic-5--2-socket",
+	    1, &dn) == 0, "nor one with a signed key");
+	ok(ipc_default_socket_parse("/tmp/dotnet-diagnostic-5-"
+	    "99999999999999999999-socket", 1, &dn) == 0,
+	    "nor one with a key beyond 64 bits");
+	ok(ipc_default_socket_parse("/tmp/app.sock", 1, &dn) == 0,
 	    "other names");
 }
 
