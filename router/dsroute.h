@@ -677,6 +677,14 @@ void		 fatalx(const char *, ...)
 		    __attribute__((__format__(__printf__, 1, 2))) __dead;
 void		 log_escape(char *, size_t, const char *, size_t);
 
+/* Lines a peer can repeat at will: at most one a second (log.c). */
+#define LOG_THROTTLE_MS	1000
+struct log_throttle {
+	uint64_t	 last;		/* monotonic ms of the last line */
+	unsigned long	 held;		/* lines held back since */
+};
+int		 log_throttle_pass(struct log_throttle *, const char *);
+
 #define log_critical(...)	log_msg(LL_CRITICAL, __VA_ARGS__)
 #define log_error(...)		log_msg(LL_ERROR, __VA_ARGS__)
 #define log_warning(...)	log_msg(LL_WARNING, __VA_ARGS__)

@@ -46,7 +46,6 @@
 #include "dsroute.h"
 
 #define PEER_BUCKETS		1024
-#define WARN_INTERVAL_MS	1000
 #define FD_RESERVE		16	/* probes, reloads, a helper's pipes */
 #define FDS_PER_SESSION		2
 
@@ -70,8 +69,7 @@ static uint32_t		 hash_seed;
 static int		 seeded;
 static unsigned int	 open_total;
 
-static uint64_t		 last_warning;
-static unsigned long	 unlogged_refusals;
+static struct log_throttle refusals;
 
 /* FNV-1a over a per-process random seed and the key. */
 static size_t
@@ -128,27 +126,34 @@ peer_put(struct peer_count *p)
 	free(p);
 }
 
-/* The peer of an accepted conn: its uid, or its address. */
+/*
+ * The peer of an accepted conn: its uid, or its address.  Every loopback
+ * address is this host, one peer: 127.0.0.0/8 holds 16 million of them.
+ */
 static struct peer_count *
 peer_of_conn(const struct conn *c, const struct sockaddr *sa)
 {
+	static const uint8_t		 loopback[4] = { 127, 0, 0, 1 };
 	const struct sockaddr_in6	*sin6;
 	const struct sockaddr_in	*sin;
+	const uint8_t			*a;
 	uint32_t			 uid;
 
 	switch (sa->sa_family) {
 	case AF_INET:
 		sin = (const struct sockaddr_in *)sa;
-		return (peer_get(PEER_ADDR, (const uint8_t *)&sin->sin_addr,
-		    sizeof(sin->sin_addr)));
+		a = (const uint8_t *)&sin->sin_addr;
+		return (peer_get(PEER_ADDR, a[0] == 127 ? loopback : a, 4));
 	case AF_INET6:
 		sin6 = (const struct sockaddr_in6 *)sa;
+		a = sin6->sin6_addr.s6_addr;
+		if (IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr))
+			return (peer_get(PEER_ADDR, loopback, 4));
 		/* An IPv4-mapped address is the IPv4 peer. */
 		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
-			return (peer_get(PEER_ADDR,
-			    sin6->sin6_addr.s6_addr + 12, 4));
-		return (peer_get(PEER_ADDR, sin6->sin6_addr.s6_addr,
-		    sizeof(sin6->sin6_addr)));
+			return (peer_get(PEER_ADDR, a[12] == 127 ? loopback :
+			    a + 12, 4));
+		return (peer_get(PEER_ADDR, a, 16));
 	}
 	/* A local peer whose uid is unknown counts as uid -1. */
 	uid = c->have_cred ? (uint32_t)c->uid : UINT32_MAX;
@@ -167,8 +172,10 @@ peer_describe(const struct peer_count *p, char *buf, size_t len)
 		snprintf(buf, len, "uid %" PRIu32, uid);
 		break;
 	case PEER_ADDR:
-		if (inet_ntop(p->keylen == 4 ? AF_INET : AF_INET6, p->key, buf,
-		    len) == NULL)
+		if (p->keylen == 4 && p->key[0] == 127)
+			snprintf(buf, len, "loopback");
+		else if (inet_ntop(p->keylen == 4 ? AF_INET : AF_INET6,
+		    p->key, buf, len) == NULL)
 			snprintf(buf, len, "?");
 		break;
 	case PEER_CERT:
@@ -179,24 +186,13 @@ peer_describe(const struct peer_count *p, char *buf, size_t len)
 	}
 }
 
-/* Log a refusal, at most one line a second; the line counts the rest. */
+/* Log a refusal, at most one line a second. */
 static void
 log_refusal(const struct conn *c, const char *peer, const char *why)
 {
-	uint64_t	 now = now_ms();
-	char		 more[64] = "";
-
-	if (last_warning != 0 && now - last_warning < WARN_INTERVAL_MS) {
-		unlogged_refusals++;
-		return;
-	}
-	if (unlogged_refusals > 0)
-		snprintf(more, sizeof(more), " (and %lu more since the last "
-		    "such line)", unlogged_refusals);
-	log_warning("%s: refused a connection from %s: %s%s",
-	    c->endpoint->name, peer, why, more);
-	last_warning = now;
-	unlogged_refusals = 0;
+	if (log_throttle_pass(&refusals, "refused connections"))
+		log_warning("%s: refused a connection from %s: %s",
+		    c->endpoint->name, peer, why);
 }
 
 /* Refuse c, over the limit in all or over that of its peer p. */

@@ -148,3 +148,25 @@ log_escape(char *dst, size_t dstlen, const char *src, size_t srclen)
 	}
 	dst[o] = '\0';
 }
+
+/*
+ * A line that a peer can make the router write again and again passes
+ * at most once a second; the first to pass after a pause says how many
+ * were held back.  Return whether the caller may log its line now.
+ */
+int
+log_throttle_pass(struct log_throttle *t, const char *what)
+{
+	uint64_t	 now = now_ms();
+
+	if (t->last != 0 && now - t->last < LOG_THROTTLE_MS) {
+		t->held++;
+		return (0);
+	}
+	if (t->held > 0)
+		log_info("%lu more %s not logged in the last %.1fs", t->held,
+		    what, (now - t->last) / 1000.0);
+	t->last = now;
+	t->held = 0;
+	return (1);
+}

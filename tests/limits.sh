@@ -20,6 +20,7 @@
 # count down as sessions end; --idle-timeout cuts a quiet forwarding
 # session, only when given, and never a parked runtime connection.
 
+. "$top_srcdir/tests/netns.sh"
 . "$top_srcdir/tests/lib.sh"
 
 CROWD=$top_builddir/tests/crowd
@@ -72,17 +73,35 @@ is "per peer: a 9th from 127.0.0.1 is refused without a reply" \
     "$(probe "$port" 127.0.0.1)" 0
 check "per peer: one warning names the peer and the limit" \
     wait_for 5 has_line "$T/d.err" \
-    '^warn: tcp:127\.0\.0\.1:[0-9]+: refused a connection from 127\.0\.0\.1: 8 sessions of this peer are open \(--max-sessions-per-peer\)$'
+    '^warn: tcp:127\.0\.0\.1:[0-9]+: refused a connection from loopback: 8 sessions of this peer are open \(--max-sessions-per-peer\)$'
 is "per peer: the runtime saw one command only" \
     "$(count_lines "$T/rt.ev" '^command')" 1
-check "per peer: 127.0.0.2 is still served" \
-    test "$(probe "$port" 127.0.0.2)" -gt 20
+# Every loopback address is this host: 127.0.0.0/8 is one peer.
+is "per peer: 127.0.0.2 is the same peer, loopback, and refused" \
+    "$(probe "$port" 127.0.0.2)" 0
+check "per peer: the warning names it loopback" \
+    wait_for 5 has_line "$T/d.err" 'refused a connection from loopback: '
 
-hold h2 4 "tcp:127.0.0.1:$port" 127.0.0.2
-wait_for 10 eval "[ \$(fd_count $dpid) -eq $((base + 12)) ]"
-is "12 sessions are open in all" "$(fd_count "$dpid")" $((base + 12))
-is "in all: a 13th, from 127.0.0.3, is refused" \
-    "$(probe "$port" 127.0.0.3)" 0
+# Other peers: addresses of this namespace's own, not loopback ones.
+if [ -n "${DSR_NETNS_PRIVATE:-}" ] &&
+    ip addr add 10.99.0.2/32 dev lo 2>/dev/null &&
+    ip addr add 10.99.0.3/32 dev lo 2>/dev/null; then
+	check "per peer: 10.99.0.2 is still served" \
+	    test "$(probe "$port" 10.99.0.2)" -gt 20
+	others=4
+	hold h2 $others "tcp:127.0.0.1:$port" 10.99.0.2
+	wait_for 10 eval "[ \$(fd_count $dpid) -eq $((base + 12)) ]"
+	is "12 sessions are open in all" "$(fd_count "$dpid")" \
+	    $((base + 12))
+	is "in all: a 13th, from 10.99.0.3, is refused" \
+	    "$(probe "$port" 10.99.0.3)" 0
+else
+	for _t in "per peer: 10.99.0.2 is still served" \
+	    "12 sessions are open in all" "in all: a 13th is refused"; do
+		skip "$_t" "no private network namespace for other addresses"
+	done
+	others=0
+fi
 
 # A flood of refused connections: one warning line, not one each.
 before=$(refusals d '^warn: .*refused a connection')
@@ -96,12 +115,12 @@ check "the flood is logged in at most 2 rate-limited lines" \
 check "the router is still up" alive d
 
 stop h1
-wait_for 10 eval "[ \$(fd_count $dpid) -eq $((base + 4)) ]"
+wait_for 10 eval "[ \$(fd_count $dpid) -eq $((base + others)) ]"
 is "counted down: 127.0.0.1's sessions ended" "$(fd_count "$dpid")" \
-    $((base + 4))
+    $((base + others))
 check "counted down: 127.0.0.1 is served again" \
     test "$(probe "$port" 127.0.0.1)" -gt 20
-stop h2
+[ "$others" -eq 0 ] || stop h2
 wait_for 10 eval "[ \$(fd_count $dpid) -eq $base ]"
 is "descriptors back to the baseline" "$(fd_count "$dpid")" "$base"
 hold h3 8 "tcp:127.0.0.1:$port" 127.0.0.1
