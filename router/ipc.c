@@ -133,8 +133,10 @@ ipc_classify(const uint8_t *buf, size_t len, struct greeting *g)
 		return;
 	}
 	if (!prefix_of(buf, len, ipc_magic, IPC_MAGIC_LEN)) {
+		/* The runtime answers a wrong magic so; so do we. */
 		g->kind = GREETING_INVALID;
 		g->error = "not a diagnostic IPC message or advertise";
+		g->hresult = HRESULT_UNKNOWN_MAGIC;
 		return;
 	}
 

@@ -22,12 +22,13 @@
 . "$top_srcdir/tests/lib.sh"
 
 MAGIC=444f544e45545f4950435f563100		# "DOTNET_IPC_V1\0"
-BAD_ENCODING=${MAGIC}1800ffff000084131380	# the runtime's error frame
+BAD_ENCODING=${MAGIC}1800ffff000084131380	# the runtime's error frames
+UNKNOWN_MAGIC=${MAGIC}1800ffff000086131380
 
 start_dsroute d --handshake-timeout 1 "uds:$T/rt.sock" tcp:127.0.0.1:0
-start_fakert rt --connect "$T/rt.sock" --pid 4001
+start_fakert rt --connect "$T/rt.sock"
 addr="tcp:127.0.0.1:$(port_of d remote)"
-wait_for 10 has_line "$T/d.err" 'runtime pid 4001 .* connected'
+wait_for 10 has_line "$T/d.err" "runtime pid $(pid_of rt) .* connected"
 
 sessions=0
 # logged_at_least N: the router has logged N session lines.
@@ -51,11 +52,12 @@ bad() {
 	fi
 }
 
-bad "garbage first bytes" 'protocol error: not a diagnostic' \
+bad "garbage first bytes" 'not a diagnostic IPC message' \
     474554202f20485454502f312e300d0a0d0a
-like "garbage: closed without a reply" "$(cat "$T/tool.out")" \
-    '^reply none'
-bad "advertise magic, then garbage" 'protocol error' 414456525f56325858
+is "garbage: the runtime's UNKNOWN_MAGIC frame, as it would answer" \
+    "$(sed -n 's/^reply //p' "$T/tool.out")" "$UNKNOWN_MAGIC"
+bad "advertise magic, then garbage" 'not a diagnostic IPC message' \
+    414456525f56325858
 bad "size below 20" 'header size below 20' "${MAGIC}130004000000"
 is "size below 20: the runtime's BAD_ENCODING frame" \
     "$(sed -n 's/^reply //p' "$T/tool.out")" "$BAD_ENCODING"

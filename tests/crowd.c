@@ -33,9 +33,15 @@
  *	crowd cycles N ADDR
  *		N ProcessInfo commands one after the other, each on a new
  *		connection, reading the reply to EOF; "cycles: ok=K failed=F"
+ *	crowd advertise N ADDR [hold]
+ *		N connections that each send an ADVR_V1 advertise with a
+ *		cookie of its own and this process's pid, one after the
+ *		other; closed at once, or with "hold" kept open until the
+ *		process is killed; "advertise: sent=K of N"
  *	crowd rejects N ADDR
- *		N connections that send garbage and must be closed without a
- *		reply; "rejects: closed=K replied=R failed=F"
+ *		N connections that send garbage and must be answered with the
+ *		runtime's UNKNOWN_MAGIC error frame, and closed;
+ *		"rejects: answered=K other=O failed=F"
  *
  * ADDR is a Unix socket path or tcp:A.B.C.D:PORT.  Exit 0 when every
  * connection behaved as expected, 1 otherwise.
@@ -78,6 +84,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: crowd dribble N INTERVAL-MS SECONDS ADDR\n"
 	    "       crowd hold N SECONDS ADDR [SOURCE-IPV4]\n"
+	    "       crowd advertise N ADDR [hold]\n"
 	    "       crowd stall\n"
 	    "       crowd cycles N ADDR\n"
 	    "       crowd rejects N ADDR\n");
@@ -178,8 +185,11 @@ static int
 cmd_rejects(long n)
 {
 	static const char	 garbage[] = "GET / HTTP/1.0\r\n\r\n";
+	/* The runtime's answer to a wrong magic: UNKNOWN_MAGIC. */
+	static const uint8_t	 frame[24] = "DOTNET_IPC_V1\0\x18\0\xff\xff"
+				    "\0\0\x86\x13\x13\x80";
 	uint8_t			 reply[24];
-	long			 i, closed = 0, replied = 0, failed = 0;
+	long			 i, answered = 0, other = 0, failed = 0;
 	ssize_t			 got;
 	int			 fd;
 
@@ -194,19 +204,48 @@ cmd_rejects(long n)
 			continue;
 		}
 		got = drain(fd, reply, sizeof(reply));
-		if (got == 0)
-			closed++;
-		else if (got > 0)
-			replied++;
-		else if (errno == ECONNRESET)
-			closed++;	/* unread garbage makes close a RST */
+		if (got == (ssize_t)sizeof(frame) &&
+		    memcmp(reply, frame, sizeof(frame)) == 0)
+			answered++;
+		else if (got >= 0)
+			other++;
 		else
 			failed++;
 		close(fd);
 	}
-	printf("rejects: closed=%ld replied=%ld failed=%ld\n", closed, replied,
-	    failed);
-	return (closed == n ? 0 : 1);
+	printf("rejects: answered=%ld other=%ld failed=%ld\n", answered,
+	    other, failed);
+	return (answered == n ? 0 : 1);
+}
+
+static int
+cmd_advertise(long n, int hold)
+{
+	uint8_t		 advr[34];
+	long		 i, sent = 0;
+	uint64_t	 pid = (uint64_t)getpid();
+	int		 fd, j;
+
+	memcpy(advr, "ADVR_V1", 8);
+	for (j = 0; j < 8; j++)
+		advr[24 + j] = (pid >> (8 * j)) & 0xff;
+	advr[32] = advr[33] = 0;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < 16; j++)
+			advr[8 + j] = (uint8_t)(i * 31 + j * 7 + pid);
+		memcpy(advr + 8, &i, sizeof(i));
+		if ((fd = dial()) == -1)
+			continue;
+		if (write(fd, advr, sizeof(advr)) == (ssize_t)sizeof(advr))
+			sent++;
+		if (!hold)
+			close(fd);
+	}
+	printf("advertise: sent=%ld of %ld\n", sent, n);
+	fflush(stdout);
+	while (hold)
+		pause();
+	return (sent == n ? 0 : 1);
 }
 
 /* Open n connections into fds; return how many opened. */
@@ -367,6 +406,11 @@ main(int argc, char *argv[])
 	if (strcmp(argv[1], "cycles") == 0 && argc == 4) {
 		parse_addr(argv[3]);
 		return (cmd_cycles(atol(argv[2])));
+	}
+	if (strcmp(argv[1], "advertise") == 0 && (argc == 4 || (argc == 5 &&
+	    strcmp(argv[4], "hold") == 0))) {
+		parse_addr(argv[3]);
+		return (cmd_advertise(atol(argv[2]), argc == 5));
 	}
 	if (strcmp(argv[1], "rejects") == 0 && argc == 4) {
 		parse_addr(argv[3]);

@@ -64,10 +64,11 @@ test_greetings(void)
 	ok(g.kind == GREETING_MORE && g.need == ADVR_LEN,
 	    "'A': need an advertise");
 	ipc_classify((const uint8_t *)"GET / HTTP/1.1\r\n", 16, &g);
-	ok(g.kind == GREETING_INVALID && g.hresult == 0,
-	    "HTTP request: invalid, no error frame");
+	ok(g.kind == GREETING_INVALID && g.hresult == HRESULT_UNKNOWN_MAGIC,
+	    "HTTP request: invalid, UNKNOWN_MAGIC, as the runtime answers");
 	ipc_classify((const uint8_t *)"DOTNET_IPC_V2", 13, &g);
-	ok(g.kind == GREETING_INVALID, "wrong magic version: invalid");
+	ok(g.kind == GREETING_INVALID && g.hresult == HRESULT_UNKNOWN_MAGIC,
+	    "wrong magic version: invalid, UNKNOWN_MAGIC");
 	ipc_classify((const uint8_t *)"ADVR_V2", 7, &g);
 	ok(g.kind == GREETING_INVALID, "wrong advertise magic: invalid");
 
