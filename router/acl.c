@@ -98,6 +98,10 @@ struct acl_policy {
 	size_t			 nrules;
 	char			*dump_dir;	/* no trailing slash; "" is / */
 	uint32_t		 max_buffer_mb;	/* 0: no cap */
+	struct grant		*advertisers;	/* advertise=PRINCIPAL */
+	size_t			 nadvertisers;
+	int			 advertise_any;	/* advertise=any */
+	int			 advertise_none; /* advertise=none */
 };
 
 static const char *const role_names[] = {
@@ -162,6 +166,11 @@ acl_policy_free(struct acl_policy *p)
 		free(p->rules[i].name);
 		free(p->rules[i].label);
 	}
+	for (i = 0; i < p->nadvertisers; i++) {
+		free(p->advertisers[i].text);
+		free(p->advertisers[i].label);
+	}
+	free(p->advertisers);
 	free(p->grants);
 	free(p->rules);
 	free(p->dump_dir);
@@ -477,18 +486,17 @@ parse_principal(enum principal_type type, const char *v, struct grant *g,
 	}
 }
 
-/* ROLE=PRINCIPAL: give the peers that PRINCIPAL matches ROLE. */
-int
-acl_add_grant(struct acl_policy **pp, enum acl_role role, const char *v,
-    char *err, size_t len)
+/*
+ * Parse PRINCIPAL into g, labelled "what=PRINCIPAL" as written.  Return -1
+ * with a reason in err.
+ */
+static int
+grant_parse(const char *what, const char *v, struct grant *g, char *err,
+    size_t len)
 {
-	struct acl_policy	*p;
-	struct grant		 g, *grants;
-	char			 why[256];
-	size_t			 i, n;
+	char	 why[256];
+	size_t	 i, n;
 
-	memset(&g, 0, sizeof(g));
-	g.role = role;
 	for (i = 0; i < sizeof(principal_prefixes) /
 	    sizeof(principal_prefixes[0]); i++) {
 		n = strlen(principal_prefixes[i].prefix);
@@ -497,34 +505,104 @@ acl_add_grant(struct acl_policy **pp, enum acl_role role, const char *v,
 	}
 	if (i == sizeof(principal_prefixes) / sizeof(principal_prefixes[0])) {
 		snprintf(err, len, "%s=%s: give the peer as uid:, gid:, addr:, "
-		    "cn:, dns:, uri:, ip:, email: or sha256:",
-		    role_names[role], v);
+		    "cn:, dns:, uri:, ip:, email: or sha256:", what, v);
 		return (-1);
 	}
-	g.type = principal_prefixes[i].type;
-	if (parse_principal(g.type, v + n, &g, why, sizeof(why)) == -1) {
-		snprintf(err, len, "%s=%s", role_names[role], why);
+	g->type = principal_prefixes[i].type;
+	if (parse_principal(g->type, v + n, g, why, sizeof(why)) == -1) {
+		snprintf(err, len, "%s=%s", what, why);
 		return (-1);
 	}
-	if (asprintf(&g.label, "%s=%s", role_names[role], v) == -1) {
-		g.label = NULL;
-		goto nomem;
+	if (asprintf(&g->label, "%s=%s", what, v) == -1) {
+		g->label = NULL;
+		free(g->text);
+		snprintf(err, len, "out of memory");
+		return (-1);
 	}
-	if ((p = policy_get(pp, err, len)) == NULL)
-		goto fail;
-	if ((grants = reallocarray(p->grants, p->ngrants + 1,
-	    sizeof(*grants))) == NULL)
-		goto nomem;
-	p->grants = grants;
-	p->grants[p->ngrants++] = g;
 	return (0);
+}
 
-nomem:
-	snprintf(err, len, "out of memory");
-fail:
-	free(g.text);
-	free(g.label);
-	return (-1);
+/* Append g to a list of grants; on failure free it. */
+static int
+grant_append(struct grant **list, size_t *n, struct grant *g, char *err,
+    size_t len)
+{
+	struct grant	*more;
+
+	if ((more = reallocarray(*list, *n + 1, sizeof(*more))) == NULL) {
+		snprintf(err, len, "out of memory");
+		free(g->text);
+		free(g->label);
+		return (-1);
+	}
+	*list = more;
+	(*list)[(*n)++] = *g;
+	return (0);
+}
+
+/* ROLE=PRINCIPAL: give the peers that PRINCIPAL matches ROLE. */
+int
+acl_add_grant(struct acl_policy **pp, enum acl_role role, const char *v,
+    char *err, size_t len)
+{
+	struct acl_policy	*p;
+	struct grant		 g;
+
+	memset(&g, 0, sizeof(g));
+	g.role = role;
+	if (grant_parse(role_names[role], v, &g, err, len) == -1)
+		return (-1);
+	if ((p = policy_get(pp, err, len)) == NULL) {
+		free(g.text);
+		free(g.label);
+		return (-1);
+	}
+	return (grant_append(&p->grants, &p->ngrants, &g, err, len));
+}
+
+/*
+ * advertise=PRINCIPAL, advertise=any or advertise=none: who may offer
+ * itself as a runtime (send ADVR_V1) on a listening endpoint.
+ */
+int
+acl_add_advertiser(struct acl_policy **pp, const char *v, char *err,
+    size_t len)
+{
+	struct acl_policy	*p;
+	struct grant		 g;
+	int			 any = strcmp(v, "any") == 0;
+	int			 none = strcmp(v, "none") == 0;
+
+	memset(&g, 0, sizeof(g));
+	if (!any && !none && grant_parse("advertise", v, &g, err, len) == -1)
+		return (-1);
+	if ((p = policy_get(pp, err, len)) == NULL) {
+		free(g.text);
+		free(g.label);
+		return (-1);
+	}
+	if ((none && (p->advertise_any || p->nadvertisers > 0)) ||
+	    (!none && p->advertise_none)) {
+		snprintf(err, len, "advertise=%s: advertise=none cannot go "
+		    "with other advertise= options", v);
+		free(g.text);
+		free(g.label);
+		return (-1);
+	}
+	if (any || none) {
+		p->advertise_any |= any;
+		p->advertise_none |= none;
+		return (0);
+	}
+	return (grant_append(&p->advertisers, &p->nadvertisers, &g, err, len));
+}
+
+/* Whether the policy says anything about who may advertise. */
+int
+acl_has_advertisers(const struct acl_policy *p)
+{
+	return (p != NULL && (p->advertise_any || p->advertise_none ||
+	    p->nadvertisers > 0));
 }
 
 /* dump-dir=DIR: dumps only to a file below DIR, an absolute path. */
@@ -1019,4 +1097,71 @@ acl_decide(const struct acl_policy *p, const struct acl_peer *peer,
 	d->allow = 1;
 	d->reason = "allowed";
 	check_payload(p, cmd, msg, len, d);
+}
+
+/*
+ * Decide whether peer may offer itself as a runtime with the advertise
+ * adv, under policy p (NULL: the defaults).  The claim is checked first:
+ * on a Unix socket the advertised pid must be the peer's, as we see it or
+ * as it sees itself.  Then who may: advertise=none, advertise=any, the
+ * first advertise=PRINCIPAL that matches, or by default on a Unix socket
+ * the router's uid, root, and the socket's owner= and group= (no more
+ * than the runtime itself would accept), and on the network nobody.
+ */
+void
+acl_decide_advertise(const struct acl_policy *p, const struct acl_peer *peer,
+    const struct advertise *adv, struct acl_decision *d)
+{
+	size_t	 i;
+
+	memset(d, 0, sizeof(d[0]));
+	d->role = ACL_NONE;
+	d->role_from = "-";
+	if (adv->pid == 0 || adv->pid > INT32_MAX) {
+		deny(d, 0, "bad-pid", "the advertised pid is 0 or more than "
+		    "32 bits");
+		return;
+	}
+	if (peer->local && !peer->have_cred) {
+		deny(d, 0, "no-credentials", "the peer's credentials are "
+		    "unknown");
+		return;
+	}
+	if (peer->local && peer->pid != 0 && adv->pid != (uint64_t)peer->pid &&
+	    adv->pid != (uint64_t)peer->own_pid) {
+		deny(d, 0, "pid-mismatch", "the advertised pid is not the "
+		    "peer's");
+		return;
+	}
+	if (p != NULL && p->advertise_none) {
+		deny(d, 0, "advertise=none", "no peer may advertise here");
+		return;
+	}
+	d->allow = 1;
+	d->reason = "allowed";
+	if (p != NULL && p->advertise_any) {
+		d->rule = "advertise=any";
+		return;
+	}
+	for (i = 0; p != NULL && i < p->nadvertisers; i++) {
+		if (grant_matches(&p->advertisers[i], peer)) {
+			d->rule = p->advertisers[i].label;
+			return;
+		}
+	}
+	if (!peer->local)
+		deny(d, 0, "default: a network peer", "network peers may not "
+		    "advertise unless advertise= names them");
+	else if (peer->uid == peer->self_uid)
+		d->rule = "default: dsroute's uid";
+	else if (peer->uid == 0)
+		d->rule = "default: root";
+	else if (peer->have_owner && peer->uid == peer->owner_uid)
+		d->rule = "default: the socket's owner=";
+	else if (peer->have_group && peer->gid == peer->group_gid)
+		d->rule = "default: the socket's group=";
+	else
+		deny(d, 0, "default: another local uid", "only the router's "
+		    "uid, root and the socket's owner= and group= may "
+		    "advertise unless advertise= names the peer");
 }

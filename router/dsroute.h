@@ -129,11 +129,20 @@ enum endpoint_role {
 	ROLE_CONNECT
 };
 
+/* What a connect endpoint reaches: a runtime, or a tool that listens. */
+enum endpoint_peer {
+	PEER_AUTO,
+	PEER_RUNTIME,
+	PEER_TOOL
+};
+
 struct endpoint {
 	char			*spec;		/* as the user wrote it */
 	enum endpoint_type	 type;
 	enum endpoint_role	 role;		/* as given, then as decided */
 	const char		*why;		/* why this role */
+	enum endpoint_peer	 peer;		/* connect: what listens there */
+	const char		*peer_why;
 	const struct transport	*transport;
 
 	/* uds */
@@ -141,6 +150,8 @@ struct endpoint {
 	mode_t			 mode;
 	char			*owner;
 	char			*group;
+	uid_t			 owner_uid;	/* owner=, once listening */
+	gid_t			 group_gid;	/* group=, once listening */
 	dev_t			 sock_dev;	/* the socket file we created */
 	ino_t			 sock_ino;
 	int			 sock_dirfd;	/* its directory, kept open */
@@ -273,7 +284,8 @@ enum session_state {
 	S_WAIT_RUNTIME,		/* a tool waits for a parked runtime */
 	S_AWAIT_COMMAND,	/* advertise sent; the tool's command pending */
 	S_PUMP,			/* forwarding both ways */
-	S_DENY			/* sending an error frame, then closing */
+	S_DENY,			/* sending an error frame, then closing */
+	S_HOLD			/* a refused runtime, held so it redials late */
 };
 
 struct session {
@@ -294,10 +306,13 @@ struct session {
 	int			 dial_attempts;
 	uint64_t		 dial_deadline;	/* monotonic ms */
 	int			 timer_at_deadline; /* it fires at dial_deadline */
+	uint64_t		 offer_deadline; /* a listening tool's, or 0 */
+	int			 command_begun;	/* its first byte came */
 	int			 offer;		/* a client-client offer */
 	int			 quiet;		/* end at debug level, not info */
 	int			 runtime_ended_first;
 	const char		*deny_reason;
+	char			 hold_reason[320];
 	int			 judged;	/* the first command was judged */
 	int			 allowed;
 	char			 rule[96];	/* the rule that decided */
@@ -310,11 +325,20 @@ struct session {
 
 TAILQ_HEAD(session_list, session);
 
+/* A peer as the limits count it, kept by value (limit.c). */
+struct peer_key {
+	int			 kind;		/* 0: none */
+	uint8_t			 key[32];
+	size_t			 len;
+};
+
 /* A runtime known by its cookie, with at most one parked connection. */
 struct runtime {
 	struct route		*route;
 	int			 side;		/* the endpoint it dials */
 	struct advertise	 advertise;
+	struct peer_key		 owner;		/* who first claimed the cookie */
+	pid_t			 owner_pid;	/* ... a local peer's pid, or 0 */
 	struct conn		 parked;	/* fd -1 when none is parked */
 	int			 active;	/* sessions paired with it */
 	int			 gone;		/* its parked conn died */
@@ -379,6 +403,9 @@ struct settings {
 	int		 max_sessions;
 	int		 max_sessions_given; /* not the default */
 	int		 max_sessions_per_peer;
+	int		 max_runtimes;	/* parked at once, all routes */
+	int		 max_runtimes_per_peer;
+	int		 offer_timeout_ms; /* a listening tool's command */
 	int		 idle_timeout_ms; /* 0: none */
 	char		 user[64];	/* drop to them after start-up */
 	char		 group[64];
@@ -430,6 +457,12 @@ struct acl_peer {
 	uid_t			 self_uid;	/* dsroute's effective uid */
 	int			 have_runtime_uid;
 	uid_t			 runtime_uid;	/* owner of the runtime's end */
+	pid_t			 pid;		/* a uds peer's, or 0 */
+	pid_t			 own_pid;	/* ... in its pid namespace */
+	int			 have_owner;	/* the socket's owner= */
+	uid_t			 owner_uid;
+	int			 have_group;	/* the socket's group= */
+	gid_t			 group_gid;
 };
 
 struct acl_decision {
@@ -454,14 +487,21 @@ int		 acl_set_dump_dir(struct acl_policy **, const char *, char *,
 int		 acl_set_max_buffer(struct acl_policy **, const char *, char *,
 		    size_t);
 void		 acl_policy_free(struct acl_policy *);
+int		 acl_add_advertiser(struct acl_policy **, const char *, char *,
+		    size_t);
+int		 acl_has_advertisers(const struct acl_policy *);
 void		 acl_decide(const struct acl_policy *, const struct acl_peer *,
 		    const uint8_t *, size_t, struct acl_decision *);
+void		 acl_decide_advertise(const struct acl_policy *,
+		    const struct acl_peer *, const struct advertise *,
+		    struct acl_decision *);
 
 /* endpoint.c */
 int		 endpoint_parse(const char *, struct endpoint *, char *, size_t);
 int		 endpoint_parse_part(const char *, struct endpoint *, char *,
 		    size_t);
 void		 endpoint_clear(struct endpoint *);
+int		 endpoint_check_role(const struct endpoint *, char *, size_t);
 int		 endpoint_resolve(struct endpoint *, char *, size_t);
 int		 endpoint_is_loopback(const struct endpoint *);
 void		 endpoint_set_name(struct endpoint *);
@@ -608,7 +648,7 @@ void		 session_drain_all(void);
 void		 session_close_all(const char *);
 
 /* runtime.c */
-int		 runtime_park(struct session *);
+int		 runtime_park(struct session *, const char **);
 int		 runtime_take(struct session *);
 void		 runtime_release(struct session *);
 void		 runtime_lost(struct session *);
@@ -636,6 +676,8 @@ struct verdict {
 };
 void		 judge_command(struct session *, const uint8_t *, size_t,
 		    const struct greeting *, struct verdict *);
+void		 judge_advertise(struct session *, struct conn *,
+		    struct verdict *);
 
 /* conn.c */
 int		 conn_init(struct conn *, struct session *, int, struct endpoint *);
@@ -654,6 +696,9 @@ int		 limit_admit(struct conn *, const struct sockaddr *);
 int		 limit_identified(struct conn *);
 void		 limit_release(struct conn *);
 void		 limit_raise_nofile(void);
+void		 limit_peer_key(const struct conn *, struct peer_key *);
+void		 limit_peer_name(const struct conn *, char *, size_t);
+int		 limit_same_peer(const struct conn *, const struct conn *);
 void		 limit_budget(void);
 
 /* log.c */

@@ -605,10 +605,15 @@ make_routes(void)
 	} else
 		snprintf(path, sizeof(path), "%s", ipc_listens ? ipc_server :
 		    ipc_client);
+	/*
+	 * As dotnet-dsrouter has it: the TCP server is where runtimes dial,
+	 * any that reach it (on loopback unless --unsafe-listen); the IPC
+	 * client reaches a tool that listens.
+	 */
 	snprintf(local, sizeof(local), "uds:%s,%s", path, ipc_listens ?
-	    "listen" : "connect");
+	    "listen" : "connect,peer=tool");
 	snprintf(remote, sizeof(remote), "tcp:%s,%s", tcp, tcp_listens ?
-	    "listen" : "connect");
+	    "listen,advertise=any" : "connect,peer=runtime");
 	if ((main_route = route_new(cmd->name, local, remote, err,
 	    sizeof(err))) == NULL)
 		fatalx("%s", err);
@@ -906,8 +911,6 @@ dsrouter_main(int argc, char *argv[])
 		    cmd->name);
 	if (tcp_server == NULL)
 		tcp_server = "127.0.0.1:0";
-	if (cmd->mode == MODE_CLIENT_CLIENT)
-		settings.runtime_side = SIDE_REMOTE;
 
 	plan_forwarding();
 	if (forward_prepare(&forward, err, sizeof(err)) == -1)

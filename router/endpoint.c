@@ -58,6 +58,8 @@ struct endpoint_option {
 
 static int	 set_listen(struct endpoint *, const char *, char *, size_t);
 static int	 set_connect(struct endpoint *, const char *, char *, size_t);
+static int	 set_peer(struct endpoint *, const char *, char *, size_t);
+static int	 set_advertise(struct endpoint *, const char *, char *, size_t);
 static int	 set_mode(struct endpoint *, const char *, char *, size_t);
 static int	 set_owner(struct endpoint *, const char *, char *, size_t);
 static int	 set_group(struct endpoint *, const char *, char *, size_t);
@@ -84,6 +86,7 @@ static int	 set_allow_fp(struct endpoint *, const char *, char *, size_t);
 static const struct endpoint_option options[] = {
 	{ "listen", ANY_TYPE, 0, set_listen },
 	{ "connect", ANY_TYPE, 0, set_connect },
+	{ "peer", ANY_TYPE, 1, set_peer },
 	{ "mode", TYPE_BIT(ENDPOINT_UDS), 1, set_mode },
 	{ "owner", TYPE_BIT(ENDPOINT_UDS), 1, set_owner },
 	{ "group", TYPE_BIT(ENDPOINT_UDS), 1, set_group },
@@ -102,6 +105,7 @@ static const struct endpoint_option policy_options[] = {
 	{ "allow-cn", TLS, 1, set_allow_cn },
 	{ "allow-san", TLS, 1, set_allow_san },
 	{ "allow-fp", TLS, 1, set_allow_fp },
+	{ "advertise", ANY_TYPE, 1, set_advertise },
 	{ "policy", ANY_TYPE, 1, set_policy },
 	{ "allow", ANY_TYPE, 1, set_allow },
 	{ "deny", ANY_TYPE, 1, set_deny },
@@ -160,6 +164,28 @@ static int
 set_connect(struct endpoint *ep, const char *v, char *err, size_t len)
 {
 	return (set_role(ep, ROLE_CONNECT, err, len));
+}
+
+/* peer=runtime|tool: what listens where a connect endpoint dials. */
+static int
+set_peer(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	if (strcmp(v, "runtime") == 0)
+		ep->peer = PEER_RUNTIME;
+	else if (strcmp(v, "tool") == 0)
+		ep->peer = PEER_TOOL;
+	else {
+		snprintf(err, len, "peer=%s: give runtime or tool", v);
+		return (-1);
+	}
+	ep->peer_why = "peer= given";
+	return (0);
+}
+
+static int
+set_advertise(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_add_advertiser(&ep->policy, v, err, len));
 }
 
 static int
@@ -618,6 +644,8 @@ parse_spec(const char *spec, struct endpoint *ep, int whole, char *err,
 	}
 	if (whole && ep->type == ENDPOINT_TLS && check_tls(ep, err, len) == -1)
 		goto out;
+	if (whole && endpoint_check_role(ep, err, len) == -1)
+		goto out;
 	endpoint_set_name(ep);
 	rv = 0;
 out:
@@ -625,6 +653,36 @@ out:
 	if (rv == -1)
 		endpoint_clear(ep);
 	return (rv);
+}
+
+/*
+ * Check the options that belong to one role, once the role is known:
+ * peer= says what a connect endpoint reaches, advertise= who may offer
+ * itself as a runtime to a listener.  Return -1 with a reason in err.
+ */
+int
+endpoint_check_role(const struct endpoint *ep, char *err, size_t len)
+{
+	struct default_name	 dn;
+
+	if (ep->role == ROLE_LISTEN && ep->peer != PEER_AUTO) {
+		snprintf(err, len, "peer= is for connect endpoints: a "
+		    "listener learns what each peer is from its first bytes");
+		return (-1);
+	}
+	if (ep->role == ROLE_CONNECT && acl_has_advertisers(ep->policy)) {
+		snprintf(err, len, "advertise= is for listeners: nobody "
+		    "advertises to a connect endpoint");
+		return (-1);
+	}
+	if (ep->peer == PEER_TOOL && ep->type == ENDPOINT_UDS &&
+	    ipc_default_socket_parse(ep->path, 0, &dn)) {
+		snprintf(err, len, "peer=tool: %s is named like a runtime's "
+		    "default diagnostic port, and a runtime must never get an "
+		    "advertise", ep->path);
+		return (-1);
+	}
+	return (0);
 }
 
 /* Parse a whole endpoint specification into ep. */

@@ -15,9 +15,11 @@
  */
 
 /*
- * The one place where a tool's first message is judged, in every mode,
- * before any byte of it reaches a runtime.  The message is complete and
- * well formed by the time it gets here (ipc_classify saw to that).
+ * The one place where first messages are judged, in every mode, before
+ * any byte of them goes on: a tool's command before it reaches a
+ * runtime, a runtime's advertise before it is parked or sent to a tool.
+ * The message is complete and well formed by the time it gets here
+ * (ipc_classify saw to that).  Every decision is audited.
  */
 
 #include "config.h"
@@ -32,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "platform/platform.h"
 #include "dsroute.h"
 
 /*
@@ -118,8 +121,8 @@ principal_describe(const struct conn *c, const struct acl_peer *peer,
  * payload byte.
  */
 static void
-audit(struct session *s, const struct conn *tool, const struct acl_peer *peer,
-    const struct acl_decision *d)
+audit(struct session *s, const struct conn *c, const struct acl_peer *peer,
+    const char *command, const struct acl_decision *d)
 {
 	struct timeval	 tv;
 	struct tm	 tm;
@@ -128,7 +131,7 @@ audit(struct session *s, const struct conn *tool, const struct acl_peer *peer,
 	gettimeofday(&tv, NULL);
 	gmtime_r(&tv.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	principal_describe(tool, peer, who, sizeof(who));
+	principal_describe(c, peer, who, sizeof(who));
 	if (s->have_advertise) {
 		snprintf(pid, sizeof(pid), "%" PRIu64, s->advertise.pid);
 		ipc_cookie_hex(s->advertise.cookie, cookie);
@@ -137,9 +140,60 @@ audit(struct session *s, const struct conn *tool, const struct acl_peer *peer,
 	    "session=%" PRIu64 " route=%s peer=\"%s\" %s runtime_pid=%s "
 	    "cookie=%s command=%s decision=%s role=%s role_from=\"%s\" "
 	    "rule=\"%s\" reason=\"%s\"", when, (long)tv.tv_usec / 1000,
-	    s->id, s->route->name, tool->peer, who, pid, cookie, s->command,
+	    s->id, s->route->name, c->peer, who, pid, cookie, command,
 	    d->allow ? "allow" : "deny", acl_role_name(d->role), d->role_from,
 	    d->rule, d->reason);
+}
+
+/* Describe the peer of conn c, on its side of the session's route. */
+static void
+peer_of(struct session *s, struct conn *c, struct acl_peer *peer)
+{
+	struct endpoint		*ep = &s->route->endpoint[c->side];
+	socklen_t		 salen = sizeof(peer->addr);
+
+	memset(peer, 0, sizeof(*peer));
+	peer->local = ep->type == ENDPOINT_UDS;
+	peer->have_cred = c->have_cred;
+	peer->uid = c->uid;
+	peer->gid = c->gid;
+	peer->identity = c->identity;
+	peer->self_uid = self_uid();
+	if (!peer->local) {
+		if (getpeername(c->fd, (struct sockaddr *)&peer->addr,
+		    &salen) == -1)
+			memset(&peer->addr, 0, sizeof(peer->addr));
+		return;
+	}
+	peer->pid = peer->own_pid = c->pid;
+	peer->have_owner = ep->owner != NULL;
+	peer->owner_uid = ep->owner_uid;
+	peer->have_group = ep->group != NULL;
+	peer->group_gid = ep->group_gid;
+}
+
+/* A TLS listener's allow-list comes first: off it, nothing goes. */
+static int
+off_allow_list(struct conn *c, struct verdict *v, struct acl_decision *d)
+{
+	if (!identity_judge(c, v))
+		return (0);
+	memset(d, 0, sizeof(*d));
+	d->hresult = v->hresult;
+	d->role = ACL_NONE;
+	d->role_from = "allow-list";
+	d->rule = v->rule;
+	d->reason = v->reason;
+	return (1);
+}
+
+static void
+verdict_of(const struct acl_decision *d, struct verdict *v)
+{
+	v->allow = d->allow;
+	v->hresult = d->hresult;
+	v->rule = d->rule;
+	v->reason = d->reason;
 }
 
 /* Decide on the first message of the session's tool, and audit it. */
@@ -149,37 +203,62 @@ judge_command(struct session *s, const uint8_t *msg, size_t len,
 {
 	struct conn		*tool = &s->conn[s->tool_side];
 	struct endpoint		*ep = &s->route->endpoint[s->tool_side];
+	struct endpoint		*other = &s->route->endpoint[
+				    OTHER_SIDE(s->tool_side)];
 	struct acl_peer		 peer;
 	struct acl_decision	 d;
-	socklen_t		 salen = sizeof(peer.addr);
 
-	memset(&peer, 0, sizeof(peer));
-	peer.local = ep->type == ENDPOINT_UDS;
-	peer.have_cred = tool->have_cred;
-	peer.uid = tool->uid;
-	peer.gid = tool->gid;
-	peer.identity = tool->identity;
-	peer.self_uid = self_uid();
+	peer_of(s, tool, &peer);
 	/* Only a local peer's role can depend on the runtime's uid. */
 	if (peer.local)
 		peer.have_runtime_uid = runtime_uid(s, &peer.runtime_uid);
-	if (!peer.local && getpeername(tool->fd,
-	    (struct sockaddr *)&peer.addr, &salen) == -1)
-		memset(&peer.addr, 0, sizeof(peer.addr));
-
-	/* A TLS listener's allow-list comes first: off it, nothing goes. */
-	if (identity_judge(tool, v)) {
+	if (off_allow_list(tool, v, &d))
+		;
+	else if (other->role == ROLE_CONNECT && other->peer == PEER_TOOL) {
+		/* The other side is a tool that listens: no runtime there. */
 		memset(&d, 0, sizeof(d));
-		d.hresult = v->hresult;
-		d.role = ACL_NONE;
-		d.role_from = "allow-list";
-		d.rule = v->rule;
-		d.reason = v->reason;
+		d.hresult = HRESULT_ACCESS_DENIED;
+		d.role_from = "-";
+		d.rule = "peer=tool";
+		d.reason = "the other side reaches a tool, not a runtime";
 	} else
 		acl_decide(ep->policy, &peer, msg, len, &d);
-	audit(s, tool, &peer, &d);
-	v->allow = d.allow;
-	v->hresult = d.hresult;
-	v->rule = d.rule;
-	v->reason = d.reason;
+	audit(s, tool, &peer, s->command, &d);
+	verdict_of(&d, v);
+}
+
+/*
+ * Decide whether a runtime's advertise on conn rt may go on: to be parked
+ * for tools, or sent to a tool that listens.  Never to a runtime, which
+ * would read it as a command header and stall.  Audit the decision; the
+ * refusals of a flood of advertises are logged at most once a second.
+ */
+void
+judge_advertise(struct session *s, struct conn *rt, struct verdict *v)
+{
+	static struct log_throttle	 throttle;
+	struct endpoint			*ep = &s->route->endpoint[rt->side];
+	struct endpoint			*other = &s->route->endpoint[
+					    OTHER_SIDE(rt->side)];
+	struct acl_peer			 peer;
+	struct acl_decision		 d;
+	struct proc_info		 pi;
+
+	peer_of(s, rt, &peer);
+	/* The pid the peer knows itself by, to compare with its claim. */
+	if (peer.pid != 0 && proc_info_get(peer.pid, 1, &pi) == 0)
+		peer.own_pid = pi.own_pid;
+	if (off_allow_list(rt, v, &d))
+		;
+	else if (other->role == ROLE_CONNECT && other->peer != PEER_TOOL) {
+		memset(&d, 0, sizeof(d));
+		d.role_from = "-";
+		d.rule = "peer=runtime";
+		d.reason = "the other side reaches a runtime, which must "
+		    "never get an advertise";
+	} else
+		acl_decide_advertise(ep->policy, &peer, &s->advertise, &d);
+	if (d.allow || log_throttle_pass(&throttle, "advertise refusals"))
+		audit(s, rt, &peer, "advertise", &d);
+	verdict_of(&d, v);
 }

@@ -274,6 +274,35 @@ limit_release(struct conn *c)
 	peer_put(p);
 }
 
+/* The peer c counts for, by value: it outlives the count itself. */
+void
+limit_peer_key(const struct conn *c, struct peer_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (c->counted == NULL)
+		return;
+	k->kind = c->counted->kind + 1;
+	k->len = c->counted->keylen;
+	memcpy(k->key, c->counted->key, k->len);
+}
+
+/* Name the peer c counts for, as the limits' log lines do. */
+void
+limit_peer_name(const struct conn *c, char *buf, size_t len)
+{
+	if (c->counted == NULL)
+		snprintf(buf, len, "an uncounted peer");
+	else
+		peer_describe(c->counted, buf, len);
+}
+
+/* Whether two conns count for the same peer. */
+int
+limit_same_peer(const struct conn *a, const struct conn *b)
+{
+	return (a->counted != NULL && a->counted == b->counted);
+}
+
 /* Count the descriptors this process has open. */
 static long
 fds_in_use(void)

@@ -49,6 +49,9 @@ struct settings settings = {
 	.log_level = LL_INFO,
 	.max_sessions = 1024,
 	.max_sessions_per_peer = 64,
+	.max_runtimes = 256,
+	.max_runtimes_per_peer = 32,
+	.offer_timeout_ms = 600000,
 };
 
 struct event_base	*base;
@@ -81,7 +84,10 @@ enum {
 	OPT_IDLE_TIMEOUT,
 	OPT_USER,
 	OPT_GROUP,
-	OPT_ALLOW_CORE_DUMPS
+	OPT_ALLOW_CORE_DUMPS,
+	OPT_MAX_RUNTIMES,
+	OPT_MAX_RUNTIMES_PER_PEER,
+	OPT_OFFER_TIMEOUT
 };
 
 static const struct option long_options[] = {
@@ -104,6 +110,10 @@ static const struct option long_options[] = {
 	{ "max-sessions-per-peer", required_argument, NULL,
 	    OPT_MAX_SESSIONS_PER_PEER },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+	{ "max-runtimes", required_argument, NULL, OPT_MAX_RUNTIMES },
+	{ "max-runtimes-per-peer", required_argument, NULL,
+	    OPT_MAX_RUNTIMES_PER_PEER },
+	{ "offer-timeout", required_argument, NULL, OPT_OFFER_TIMEOUT },
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "allow-core-dumps", no_argument, NULL, OPT_ALLOW_CORE_DUMPS },
@@ -128,6 +138,10 @@ usage(int status)
 	    "PORT 0 = any\n"
 	    "  access control on either: ,policy=ROLE ,allow=CMD ,deny=CMD "
 	    ",ROLE=PEER\n"
+	    "  listeners: ,advertise=PEER|any|none  who may offer itself as "
+	    "a runtime\n"
+	    "  connect endpoints: ,peer=runtime|tool  what listens there "
+	    "(runtime)\n"
 	    "  tls:HOST:PORT,listen,cert=F,key=F,ca=F[,verify=required|"
 	    "optional|none]\n"
 	    "      [,allow-cn=CN][,allow-san=dns:|uri:|ip:NAME]"
@@ -148,6 +162,8 @@ usage(int status)
 	    "      --backend-wait T        wait for a parked runtime (30s)\n"
 	    "      --close-timeout T       tool's grace after the runtime "
 	    "ends (60s)\n"
+	    "      --offer-timeout T       a listening tool's wait for its "
+	    "command (600s)\n"
 	    "      --shutdown-timeout T    drain deadline on SIGTERM (10s)\n"
 	    "      --buffer-size N         high water mark per direction "
 	    "(512k)\n"
@@ -159,6 +175,9 @@ usage(int status)
 	    "once (1024)\n"
 	    "      --max-sessions-per-peer N  of them from one uid, address "
 	    "or cert (64)\n"
+	    "      --max-runtimes N        runtime connections parked at "
+	    "once (256)\n"
+	    "      --max-runtimes-per-peer N  of them from one peer (32)\n"
 	    "      --unsafe-listen         allow plaintext TCP beyond "
 	    "loopback\n"
 	    "      --user USER, --group GROUP  drop to them once listening\n"
@@ -295,6 +314,13 @@ option_apply(struct settings *st, int ch, const char *arg, char *err,
 		    len));
 	case OPT_IDLE_TIMEOUT:
 		return (option_ms(arg, 1, &st->idle_timeout_ms, err, len));
+	case OPT_OFFER_TIMEOUT:
+		return (option_ms(arg, 0, &st->offer_timeout_ms, err, len));
+	case OPT_MAX_RUNTIMES:
+		return (option_count(arg, &st->max_runtimes, err, len));
+	case OPT_MAX_RUNTIMES_PER_PEER:
+		return (option_count(arg, &st->max_runtimes_per_peer, err,
+		    len));
 	case OPT_USER:
 		return (option_id(arg, 1, st->user, sizeof(st->user), err,
 		    len));

@@ -77,6 +77,63 @@ decide_role(struct endpoint *ep)
 	}
 }
 
+/*
+ * Decide what each connect endpoint reaches, a runtime or a listening
+ * tool, and check the options that belong to a role.  A runtime must
+ * never be sent an advertise: it would read it as a command header and
+ * wait for a payload that never comes, its diagnostics stalled.  So a
+ * connect endpoint reaches a runtime unless peer=tool says otherwise, or
+ * client-client makes it the tool's side.
+ */
+static int
+decide_peers(struct route *r, char *err, size_t len)
+{
+	struct endpoint	*ep;
+	char		 why[256];
+	int		 side, given = -1;
+
+	for (side = 0; side < 2; side++) {
+		ep = &r->endpoint[side];
+		if (endpoint_check_role(ep, why, sizeof(why)) == -1) {
+			snprintf(err, len, "%s: %s", ep->spec, why);
+			return (-1);
+		}
+		if (ep->peer != PEER_AUTO)
+			given = ep->peer == PEER_RUNTIME ? side :
+			    OTHER_SIDE(side);
+	}
+	if (r->mode == MODE_CLIENT_CLIENT) {
+		if (r->endpoint[SIDE_LOCAL].peer != PEER_AUTO &&
+		    r->endpoint[SIDE_LOCAL].peer ==
+		    r->endpoint[SIDE_REMOTE].peer) {
+			snprintf(err, len, "client-client: one side is the "
+			    "runtime, the other the tool; both say peer=%s",
+			    r->endpoint[SIDE_LOCAL].peer == PEER_RUNTIME ?
+			    "runtime" : "tool");
+			return (-1);
+		}
+		r->runtime_side = given != -1 ? given : settings.runtime_side;
+		for (side = 0; side < 2; side++) {
+			ep = &r->endpoint[side];
+			if (ep->peer == PEER_AUTO)
+				ep->peer_why = given != -1 ? "the other side's "
+				    "peer=" : "--runtime";
+			ep->peer = side == r->runtime_side ? PEER_RUNTIME :
+			    PEER_TOOL;
+		}
+		return (0);
+	}
+	for (side = 0; side < 2; side++) {
+		ep = &r->endpoint[side];
+		if (ep->role != ROLE_CONNECT || ep->peer != PEER_AUTO)
+			continue;
+		ep->peer = PEER_RUNTIME;
+		ep->peer_why = "a connect endpoint reaches a runtime unless "
+		    "peer=tool is given";
+	}
+	return (0);
+}
+
 static void
 accept_cb(struct evconnlistener *evl, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
@@ -278,6 +335,8 @@ route_start(struct route *r, char *err, size_t len)
 	else
 		r->mode = r->endpoint[SIDE_REMOTE].role == ROLE_CONNECT ?
 		    MODE_SERVER_CLIENT : MODE_SERVER_SERVER;
+	if (decide_peers(r, err, len) == -1)
+		return (-1);
 
 	for (side = 0; side < 2; side++) {
 		if (r->endpoint[side].role != ROLE_LISTEN)
@@ -287,10 +346,8 @@ route_start(struct route *r, char *err, size_t len)
 			return (-1);
 		}
 	}
-	if (r->mode == MODE_CLIENT_CLIENT) {
-		r->runtime_side = settings.runtime_side;
+	if (r->mode == MODE_CLIENT_CLIENT)
 		route_offer_schedule(r, 0);
-	}
 	return (0);
 }
 
@@ -312,6 +369,9 @@ describe_endpoint(struct route *r, int side)
 	log_info("%s %s: %s (%s)%s", side_names[side], ep->name,
 	    ep->role == ROLE_LISTEN ? "listening" : "connecting per session",
 	    ep->why, extra);
+	if (ep->role == ROLE_CONNECT)
+		log_info("  it reaches a %s (%s)", ep->peer == PEER_TOOL ?
+		    "tool that listens for runtimes" : "runtime", ep->peer_why);
 }
 
 /* The .NET SDK's MSBuild properties for a mobile runtime at addr. */

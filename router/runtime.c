@@ -77,27 +77,97 @@ runtime_name(const struct runtime *rt, char *buf, size_t len)
 	    rt->advertise.pid, cookie);
 }
 
+/* Count the parked connections of every route, and those of c's peer. */
+static void
+count_parked(const struct conn *c, int *total, int *peer)
+{
+	struct route	*r;
+	struct runtime	*rt;
+
+	*total = *peer = 0;
+	TAILQ_FOREACH(r, &routes, entry) {
+		TAILQ_FOREACH(rt, &r->runtimes, entry) {
+			if (rt->parked.fd == -1)
+				continue;
+			(*total)++;
+			*peer += limit_same_peer(&rt->parked, c);
+		}
+	}
+}
+
 /*
- * Park the runtime conn of a session that just read its advertise.
- * Return -1 if out of memory.
+ * Whether the conn c may speak for the runtime record rt: a cookie
+ * belongs to the peer that first claimed it (its uid and pid, its
+ * address, or its certificate), so that whoever learns a runtime's
+ * cookie cannot take its place.
+ */
+static int
+claim_holds(const struct runtime *rt, const struct conn *c)
+{
+	struct peer_key	 k;
+
+	limit_peer_key(c, &k);
+	return (k.kind == rt->owner.kind && k.len == rt->owner.len &&
+	    memcmp(k.key, rt->owner.key, k.len) == 0 &&
+	    c->pid == rt->owner_pid);
+}
+
+/*
+ * Park the runtime conn of a session that just read its advertise, or
+ * refuse it with a reason in *why: its cookie is another peer's, or too
+ * many runtimes are parked in all or for its peer (--max-runtimes,
+ * --max-runtimes-per-peer).  A known runtime reconnecting is never
+ * refused for the limits: they are there to keep new cookies from
+ * filling the sessions.  Return -1 if refused or out of memory.
  */
 int
-runtime_park(struct session *s)
+runtime_park(struct session *s, const char **why)
 {
-	struct route	*r = s->route;
-	struct conn	*c = &s->conn[OTHER_SIDE(s->tool_side)];
-	struct runtime	*rt;
-	char		 name[96];
+	static struct log_throttle	 throttle;
+	static char			 reason[256];
+	struct route			*r = s->route;
+	struct conn			*c = &s->conn[OTHER_SIDE(s->tool_side)];
+	struct runtime			*rt;
+	char				 name[96], peer[96];
+	int				 total, mine;
 
-	if ((rt = runtime_find(r, s->advertise.cookie)) == NULL) {
-		if ((rt = calloc(1, sizeof(*rt))) == NULL)
+	*why = reason;
+	limit_peer_name(c, peer, sizeof(peer));
+	if ((rt = runtime_find(r, s->advertise.cookie)) != NULL &&
+	    !claim_holds(rt, c)) {
+		runtime_name(rt, name, sizeof(name));
+		snprintf(reason, sizeof(reason), "refused: the cookie is %s's, "
+		    "first claimed by another peer (%s now)", name, peer);
+		if (log_throttle_pass(&throttle, "refused advertises"))
+			log_warning("%s: %s", c->endpoint->name, reason);
+		return (-1);
+	}
+	if (rt == NULL) {
+		count_parked(c, &total, &mine);
+		if (total >= settings.max_runtimes ||
+		    mine >= settings.max_runtimes_per_peer) {
+			snprintf(reason, sizeof(reason), "refused: %d runtime "
+			    "connections %s are parked (%s)", total >=
+			    settings.max_runtimes ? total : mine, total >=
+			    settings.max_runtimes ? "in all" : "of this peer",
+			    total >= settings.max_runtimes ? "--max-runtimes" :
+			    "--max-runtimes-per-peer");
+			if (log_throttle_pass(&throttle, "refused advertises"))
+				log_warning("%s: runtime pid %" PRIu64 " from "
+				    "%s: %s", c->endpoint->name,
+				    s->advertise.pid, peer, reason);
 			return (-1);
+		}
+		if ((rt = calloc(1, sizeof(*rt))) == NULL)
+			goto nomem;
 		if (conn_init(&rt->parked, NULL, c->side, c->endpoint) == -1) {
 			free(rt);
-			return (-1);
+			goto nomem;
 		}
 		rt->route = r;
 		rt->advertise = s->advertise;
+		limit_peer_key(c, &rt->owner);
+		rt->owner_pid = c->pid;
 		rt->parked.parked_in = rt;
 		TAILQ_INSERT_TAIL(&r->runtimes, rt, entry);
 		runtime_name(rt, name, sizeof(name));
@@ -114,6 +184,10 @@ runtime_park(struct session *s)
 	conn_move(&rt->parked, c);
 	conn_update(&rt->parked);
 	return (0);
+
+nomem:
+	snprintf(reason, sizeof(reason), "out of memory");
+	return (-1);
 }
 
 /*

@@ -79,6 +79,15 @@ arm_timer(struct session *s, int ms)
 	evtimer_add(&s->timer, &tv);
 }
 
+/* Arm the timer for a deadline on the monotonic clock. */
+static void
+arm_until(struct session *s, uint64_t deadline)
+{
+	uint64_t	 now = now_ms();
+
+	arm_timer(s, deadline > now ? (int)(deadline - now) : 0);
+}
+
 /* Create a session with two unconnected conns. */
 struct session *
 session_new(struct route *r)
@@ -295,6 +304,25 @@ session_runtime_lost(struct session *s)
 	return (1);
 }
 
+/*
+ * A runtime refused: hold its connection, unread, until it closes or the
+ * handshake deadline passes.  A runtime dials again as soon as its
+ * connection closes; closed at once, one that is refused for good would
+ * redial thousands of times a second.  The audit line said why; the end
+ * line goes to debug.
+ */
+static int
+hold_refused(struct session *s, struct conn *rt, const char *why)
+{
+	s->quiet = 1;
+	s->state = S_HOLD;
+	snprintf(s->hold_reason, sizeof(s->hold_reason), "%s", why);
+	rt->reading = 1;
+	conn_update(rt);
+	arm_timer(s, settings.handshake_timeout_ms);
+	return (0);
+}
+
 /* Tell the route's front end that a runtime showed up. */
 static void
 runtime_seen(struct route *r)
@@ -303,25 +331,35 @@ runtime_seen(struct route *r)
 		r->runtime_seen(r);
 }
 
-/* A runtime's advertise: forward it to a dialled tool, or park it. */
+/*
+ * A runtime's advertise: judge it, then park it for the tools that
+ * connect, or dial the tool that listens and send it on.
+ */
 static int
 runtime_advertise(struct session *s, struct conn *rt, const struct greeting *g)
 {
 	struct route	*r = s->route;
 	struct conn	*tool;
 	struct verdict	 v;
+	const char	*why;
+	char		 reason[256];
 
-	runtime_seen(r);
 	s->tool_side = OTHER_SIDE(rt->side);
 	tool = tool_conn(s);
 	s->advertise = g->advertise;
 	s->have_advertise = 1;
+	snprintf(s->command, sizeof(s->command), "advertise");
 	evtimer_del(&s->timer);
-	/* A TLS listener's allow-list names runtimes' routers too. */
-	if (identity_judge(rt, &v)) {
-		session_close(s, v.reason);
-		return (-1);
+	judge_advertise(s, rt, &v);
+	s->judged = 1;
+	s->allowed = v.allow;
+	snprintf(s->rule, sizeof(s->rule), "%s", v.rule);
+	if (!v.allow) {
+		snprintf(reason, sizeof(reason), "advertise refused: %s",
+		    v.reason);
+		return (hold_refused(s, rt, reason));
 	}
+	runtime_seen(r);
 
 	if (r->endpoint[s->tool_side].role == ROLE_LISTEN) {
 		/* Tools connect to us and expect no advertise: park it. */
@@ -331,16 +369,17 @@ runtime_advertise(struct session *s, struct conn *rt, const struct greeting *g)
 			return (-1);
 		}
 		evbuffer_drain(tool->out, ADVR_LEN);
-		if (runtime_park(s) == -1) {
-			session_close(s, "out of memory");
-			return (-1);
-		}
+		if (runtime_park(s, &why) == -1)
+			return (hold_refused(s, rt, why));
 		s->quiet = 1;
 		session_close(s, "runtime connection parked");
 		session_runtime_available(r);
 		return (-1);
 	}
-	/* The tool listens: dial it; the advertise goes first, unchanged. */
+	/*
+	 * The tool listens (the judge saw to it that no runtime does):
+	 * dial it; the advertise goes first, unchanged.
+	 */
 	rt->reading = 1;
 	return (dial(s, S_DIAL, s->tool_side));
 }
@@ -379,9 +418,10 @@ classify(struct session *s, struct conn *c)
 }
 
 /*
- * The tool we dialled (as a runtime would) sends its command.  The
- * deadline starts with its first byte: a parked tool connection may stay
- * quiet for as long as the tool likes.
+ * The tool we dialled (as a runtime would) sends its command.  A tool
+ * may hold the offer quiet for a long while, as it may a runtime's own
+ * connection (--offer-timeout); once its command begins, it has the
+ * handshake deadline to finish it.
  */
 static int
 await_command(struct session *s, struct conn *tool)
@@ -391,8 +431,10 @@ await_command(struct session *s, struct conn *tool)
 
 	if (evbuffer_get_length(buf) == 0)
 		return (0);
-	if (!evtimer_pending(&s->timer, NULL))
+	if (!s->command_begun) {
+		s->command_begun = 1;
 		arm_timer(s, settings.handshake_timeout_ms);
+	}
 	if (read_greeting(s, buf, &g) == -1)
 		return (-1);
 	switch (g.kind) {
@@ -476,6 +518,11 @@ session_input(struct conn *c)
 		return (0);
 	case S_PROBE:
 		return (probe_reply(s));
+	case S_HOLD:
+		/* A refused runtime's bytes go nowhere. */
+		evbuffer_drain(s->conn[OTHER_SIDE(c->side)].out,
+		    evbuffer_get_length(s->conn[OTHER_SIDE(c->side)].out));
+		return (0);
 	case S_PUMP:
 		if (c->side != s->tool_side && s->replay != NULL) {
 			/* The runtime answers: it is alive. */
@@ -520,6 +567,9 @@ session_eof(struct conn *c)
 		break;
 	case S_DENY:
 		reason = s->deny_reason != NULL ? s->deny_reason : "denied";
+		break;
+	case S_HOLD:
+		reason = s->hold_reason;
 		break;
 	default:
 		reason = "closed";
@@ -566,6 +616,7 @@ session_conn_ready(struct conn *c)
 		}
 		/* We dialled a listening tool: our advertise goes first. */
 		s->state = S_AWAIT_COMMAND;
+		arm_until(s, s->offer_deadline);
 		log_debug("session %" PRIu64 ": %s has the advertise; its "
 		    "command is awaited", s->id, c->peer);
 		c->reading = c->writing = 1;
@@ -595,7 +646,8 @@ session_conn_failed(struct conn *c, const char *what)
 	if ((s->state == S_DIAL || s->state == S_PROBE) &&
 	    strcmp(what, "connect") == 0 && retryable(c->error) &&
 	    now < s->dial_deadline) {
-		if (s->dial_deadline == UINT64_MAX && !s->route->tool_missing) {
+		if (c->side == s->tool_side && conn_is_open(runtime_conn(s)) &&
+		    !s->route->tool_missing) {
 			s->route->tool_missing = 1;
 			log_info("%s: no tool is listening (%s); the runtime's "
 			    "connection waits for one", c->endpoint->name,
@@ -624,17 +676,19 @@ session_conn_failed(struct conn *c, const char *what)
  * Enter state (S_DIAL, or S_PROBE for the runtime's identity) and start
  * connecting the conn on side, within the connect timeout.  A listening
  * tool dialled for a runtime that is connected to us is the exception:
- * like the runtime itself, keep trying for as long as the runtime's
- * connection stays open.
+ * like the runtime itself, keep trying while the offer lasts
+ * (--offer-timeout); the runtime dials again after that.
  */
 static int
 dial(struct session *s, enum session_state state, int side)
 {
 	s->state = state;
 	s->dial_attempts = 0;
+	if (state == S_DIAL && side == s->tool_side && s->offer_deadline == 0)
+		s->offer_deadline = now_ms() + settings.offer_timeout_ms;
 	if (state == S_DIAL && side == s->tool_side &&
 	    conn_is_open(runtime_conn(s)))
-		s->dial_deadline = UINT64_MAX;
+		s->dial_deadline = s->offer_deadline;
 	else
 		s->dial_deadline = now_ms() + settings.connect_timeout_ms;
 	s->dialing = &s->conn[side];
@@ -725,8 +779,14 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 		    "within %.1fs", settings.backend_wait_ms / 1000.0);
 		break;
 	case S_AWAIT_COMMAND:
-		snprintf(reason, sizeof(reason), "incomplete command within "
-		    "%.1fs", settings.handshake_timeout_ms / 1000.0);
+		if (s->command_begun)
+			snprintf(reason, sizeof(reason), "incomplete command "
+			    "within %.1fs", settings.handshake_timeout_ms /
+			    1000.0);
+		else
+			snprintf(reason, sizeof(reason), "the tool sent no "
+			    "command within %.1fs (--offer-timeout)",
+			    settings.offer_timeout_ms / 1000.0);
 		break;
 	case S_PUMP:
 		snprintf(reason, sizeof(reason), "tool did not close within "
@@ -736,6 +796,9 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 	case S_DENY:
 		snprintf(reason, sizeof(reason), "%s",
 		    s->deny_reason != NULL ? s->deny_reason : "denied");
+		break;
+	case S_HOLD:
+		snprintf(reason, sizeof(reason), "%s", s->hold_reason);
 		break;
 	}
 	session_close(s, reason);

@@ -62,9 +62,9 @@ audit_line() {
 # --- server-server: the runtime dials uds and parks; tools on tcp ------
 
 start_dsroute d "uds:$T/rt.sock" tcp:127.0.0.1:0
-start_fakert rt --connect "$T/rt.sock" --pid 5001
+start_fakert rt --connect "$T/rt.sock"
 addr="tcp:127.0.0.1:$(port_of d remote)"
-wait_for 10 has_line "$T/d.err" 'runtime pid 5001 .* connected'
+wait_for 10 has_line "$T/d.err" "runtime pid $(pid_of rt) .* connected"
 
 check "tcp peer, default operate: ProcessInfo goes through" \
     tool --timeout 10 "$addr" processinfo
@@ -128,9 +128,9 @@ stop rt
 
 start_dsroute d2 "uds:$T/rt2.sock" \
     "tcp:127.0.0.1:0,policy=observe,deny=CollectTracing*,allow=ProcessEnvironment"
-start_fakert rt2 --connect "$T/rt2.sock" --pid 5002
+start_fakert rt2 --connect "$T/rt2.sock"
 addr="tcp:127.0.0.1:$(port_of d2 remote)"
-wait_for 10 has_line "$T/d2.err" 'runtime pid 5002 .* connected'
+wait_for 10 has_line "$T/d2.err" "runtime pid $(pid_of rt2) .* connected"
 check "policy=observe: ProcessInfo goes through" \
     tool --timeout 10 "$addr" processinfo
 tool --timeout 10 "$addr" resume
@@ -176,7 +176,8 @@ stop rt3
 
 bg lt "$FAKETOOL" --timeout 20 "$T/tool4.sock,listen" command 4 1
 wait_for 10 test -S "$T/tool4.sock"
-start_dsroute d4 "uds:$T/tool4.sock,policy=observe" tcp:127.0.0.1:0
+start_dsroute d4 "uds:$T/tool4.sock,policy=observe,peer=tool" \
+    tcp:127.0.0.1:0,advertise=addr:127.0.0.1
 start_fakert rt4 --connect "tcp:127.0.0.1:$(port_of d4 remote)" --pid 5004
 wait "$(pid_of lt)"
 like "client-server: the command after the forwarded advertise is judged" \

@@ -39,19 +39,21 @@ chain_checks() {
 
 # The tools' router dials: tool -> uds -> A -> tcp -> B <- runtime (uds).
 start_dsroute b "uds:$T/b-rt.sock" tcp:127.0.0.1:0
-start_fakert rt --connect "$T/b-rt.sock" --pid 3001 --stream-bytes $STREAM
+start_fakert rt --connect "$T/b-rt.sock" --stream-bytes $STREAM
 start_dsroute a "uds:$T/a-tool.sock" \
     "tcp:127.0.0.1:$(port_of b remote),connect"
-chain_checks "tools' router dials" "$T/a-tool.sock" 3001 rt
+chain_checks "tools' router dials" "$T/a-tool.sock" "$(pid_of rt)" rt
 stop_dsroute a
 stop_dsroute b
 stop rt
 
 # The runtime's router dials: runtime -> uds -> C -> tcp -> D <- tool (uds).
-start_dsroute d "uds:$T/d-tool.sock" tcp:127.0.0.1:0
-start_dsroute c "uds:$T/c-rt.sock" "tcp:127.0.0.1:$(port_of d remote),connect"
-start_fakert rt2 --connect "$T/c-rt.sock" --pid 3002 --stream-bytes $STREAM
-chain_checks "runtime's router dials" "$T/d-tool.sock" 3002 rt2
+# D lets C's address advertise; C reaches D as a tool that listens.
+start_dsroute d "uds:$T/d-tool.sock" tcp:127.0.0.1:0,advertise=addr:127.0.0.1
+start_dsroute c "uds:$T/c-rt.sock" \
+    "tcp:127.0.0.1:$(port_of d remote),connect,peer=tool"
+start_fakert rt2 --connect "$T/c-rt.sock" --stream-bytes $STREAM
+chain_checks "runtime's router dials" "$T/d-tool.sock" "$(pid_of rt2)" rt2
 stop_dsroute c
 stop_dsroute d
 stop rt2

@@ -25,7 +25,7 @@
 # takes it and the runtime dials again.  ProcessEnvironment takes the full
 # role, more than network peers get by default.
 start_dsroute d "uds:$T/rt.sock" tcp:127.0.0.1:0,policy=full
-start_fakert rt --connect "$T/rt.sock" --pid 2001
+start_fakert rt --connect "$T/rt.sock"
 addr="tcp:127.0.0.1:$(port_of d remote)"
 check "server-server: 20 ProcessInfo in a row" \
     tool --timeout 60 "$addr" repeat 20 processinfo
@@ -50,10 +50,12 @@ like "ProcessEnvironment: its length checks" "$(cat "$T/tool.out")" \
 stop_dsroute d
 stop rt
 
-# client-server: the tool listens and uses each advertised connection.
+# client-server: the tool listens and uses each advertised connection;
+# runtimes dial the TCP side from this host.
 bg lt "$FAKETOOL" --timeout 60 "$T/tool.sock,listen" repeat 20 processinfo
 wait_for 10 test -S "$T/tool.sock"
-start_dsroute d2 "uds:$T/tool.sock" tcp:127.0.0.1:0
+start_dsroute d2 "uds:$T/tool.sock,peer=tool" \
+    tcp:127.0.0.1:0,advertise=addr:127.0.0.1
 start_fakert rt2 --connect "tcp:127.0.0.1:$(port_of d2 remote)" --pid 2002
 if wait "$(pid_of lt)"; then
 	pass "client-server: a listening tool runs 20 commands in a row"
@@ -68,8 +70,8 @@ stop rt2
 
 # client-server before any tool listens: the runtime's connection waits,
 # beyond the connect timeout, with one log line, for a tool to appear.
-start_dsroute d3 --connect-timeout 1 "uds:$T/late.sock,connect" \
-    tcp:127.0.0.1:0
+start_dsroute d3 --connect-timeout 1 "uds:$T/late.sock,connect,peer=tool" \
+    tcp:127.0.0.1:0,advertise=any
 start_fakert rt3 --connect "tcp:127.0.0.1:$(port_of d3 remote)" --pid 2003
 check "no tool yet: the router says so once" \
     wait_for 10 has_line "$T/d3.err" 'no tool is listening'

@@ -140,15 +140,17 @@ is "-n on a bad command-line endpoint" \
 start_dsroute d -v info -f "$T/good.conf"
 is "a command-line option wins over the file's setting" \
     "$(count_lines "$T/d.err" '^dbug:')" 0
-start_fakert rta --connect "$T/a.sock" --pid 6001 --stream-bytes $STREAM
-start_fakert rtb --connect "$T/b.sock" --pid 6002
+start_fakert rta --connect "$T/a.sock" --stream-bytes $STREAM
+start_fakert rtb --connect "$T/b.sock"
+ra=$(pid_of rta)
+rb=$(pid_of rtb)
 pa="tcp:127.0.0.1:$(sed -n 's/^info: remote tcp:.*:\([0-9]*\): listening.*/\1/p' "$T/d.err" | head -n 1)"
 pb="tcp:127.0.0.1:$(sed -n 's/^info: remote tcp:.*:\([0-9]*\): listening.*/\1/p' "$T/d.err" | tail -n 1)"
-wait_for 10 has_line "$T/d.err" 'runtime pid 6002 .* connected'
+wait_for 10 has_line "$T/d.err" "runtime pid $rb .* connected"
 check "route a reaches its runtime" tool --timeout 10 "$pa" processinfo
-is "route a: the right runtime" "$(field pid "$T/tool.out")" 6001
+is "route a: the right runtime" "$(field pid "$T/tool.out")" "$ra"
 check "route b reaches its runtime" tool --timeout 10 "$pb" processinfo
-is "route b: the right runtime" "$(field pid "$T/tool.out")" 6002
+is "route b: the right runtime" "$(field pid "$T/tool.out")" "$rb"
 tool --timeout 10 "$pa" resume
 like "route a has policy=observe: ResumeRuntime is denied" \
     "$(cat "$T/tool.out")" '^error 0x80070005$'
@@ -158,7 +160,7 @@ tool --timeout 10 "$pb" env
 like "route b denies ProcessEnvironment" "$(cat "$T/tool.out")" \
     '^error 0x80070005$'
 is "session lines name their route, each with its own runtime" \
-    "$(grep -Ec '^info: session .* route=a .*runtime_pid=6001 ' "$T/d.err") $(grep -Ec '^info: session .* route=b .*runtime_pid=6002 ' "$T/d.err") $(grep -Ec 'route=a .*runtime_pid=6002|route=b .*runtime_pid=6001' "$T/d.err")" \
+    "$(grep -Ec "^info: session .* route=a .*runtime_pid=$ra " "$T/d.err") $(grep -Ec "^info: session .* route=b .*runtime_pid=$rb " "$T/d.err") $(grep -Ec "route=a .*runtime_pid=$rb |route=b .*runtime_pid=$ra " "$T/d.err")" \
     "1 2 0"
 
 # --- reload --------------------------------------------------------------

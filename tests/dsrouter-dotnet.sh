@@ -79,7 +79,8 @@ fi
 if ! dsapp; then
 	skip "a real runtime traced with dotnet-trace --dsrouter android" "$why"
 else
-	start_dsroute mid "uds:$T/app.sock,listen" tcp:127.0.0.1:9001,connect
+	start_dsroute mid "uds:$T/app.sock,listen" \
+	    tcp:127.0.0.1:9001,connect,peer=tool
 	bg app env DOTNET_DiagnosticPorts="$T/app.sock,nosuspend" TMPDIR="$T" \
 	    "$DSAPP" --quiet
 	PATH=$T/bin:$PATH TMPDIR=$T timeout 120 "$DOTNET_TRACE" collect \

@@ -1246,6 +1246,9 @@ do_raw(int argc, char *argv[])
 		}
 		if (strcmp(argv[i], "--chunk") == 0 && v > 0)
 			chunk = v;
+		else if (strcmp(argv[i], "--own-pid-at") == 0 &&
+		    v + 8 <= (uint64_t)len)
+			put_le64(data + v, (uint64_t)getpid());
 		else if (strcmp(argv[i], "--delay-ms") == 0)
 			delay = v;
 		else if (strcmp(argv[i], "--hold-ms") == 0)
@@ -1514,6 +1517,7 @@ usage(void)
 	    "  repeat N processinfo|resume\n"
 	    "  raw HEX [--chunk N] [--delay-ms MS] [--hold-ms MS] [--shut-wr] "
 	    "[--reset]\n"
+	    "      [--own-pid-at OFFSET]  (this process's pid, u64 LE, there)\n"
 	    "      (SIGUSR1 ends the hold early)\n"
 	    "  command SET ID [HEXPAYLOAD]\n");
 	exit(EXIT_USAGE);

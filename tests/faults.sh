@@ -107,7 +107,7 @@ rst_opt() {
 
 # --- A route where both sides listen: runtimes dial LP, tools dial RP.
 start_dsroute p -v debug --backend-wait 3 --handshake-timeout 30 \
-    tcp:127.0.0.1:0 "tcp:127.0.0.1:0,deny=ResumeRuntime"
+    tcp:127.0.0.1:0,advertise=any "tcp:127.0.0.1:0,deny=ResumeRuntime"
 LP="tcp:127.0.0.1:$(port_of p local)"
 RP="tcp:127.0.0.1:$(port_of p remote)"
 base0=$(fd_count "$(pid_of p)")
@@ -415,8 +415,8 @@ stop mute
 bg lt "$FAKETOOL" --timeout 60 tcp:127.0.0.1:0,listen raw "" --hold-ms 60000
 wait_for 10 has_line "$T/lt.out" '^listening tcp:'
 TP=$(sed -n 's/^listening tcp:127\.0\.0\.1://p' "$T/lt.out")
-start_dsroute a -v debug --connect-timeout 2 tcp:127.0.0.1:0 \
-    "tcp:127.0.0.1:$TP,connect"
+start_dsroute a -v debug --connect-timeout 2 tcp:127.0.0.1:0,advertise=any \
+    "tcp:127.0.0.1:$TP,connect,peer=tool"
 AP="tcp:127.0.0.1:$(port_of a local)"
 abase=$(fd_count "$(pid_of a)")
 awaiting() {
@@ -499,8 +499,8 @@ for how in kill rst; do
 	    'end="TLS handshake failed: '
 	based s "$sbase" "TLS handshake half done, tool $how: descriptors back"
 done
-start_fakert srt --connect "$T/srt.sock" --pid 5400
-wait_for 10 has_line "$T/s.err" 'runtime pid 5400 .* connected'
+start_fakert srt --connect "$T/srt.sock"
+wait_for 10 has_line "$T/s.err" "runtime pid $(pid_of srt) .* connected"
 sbase=$((sbase + 1))
 printf '%s' "$COLLECT" | sed 's/../\\x&/g' | xargs -0 printf >"$T/collect.bin"
 # s_client NAME: a TLS tool that sends CollectTracing2 and reads on.
@@ -535,8 +535,8 @@ for who in tool runtime; do
 descriptors back"
 	fi
 done
-start_fakert srt2 --connect "$T/srt.sock" --pid 5401
-wait_for 10 has_line "$T/s.err" 'runtime pid 5401 .* connected'
+start_fakert srt2 --connect "$T/srt.sock"
+wait_for 10 has_line "$T/s.err" "runtime pid $(pid_of srt2) .* connected"
 sclient last "${SP##*:}" -cert "$C/client1.pem" -key "$C/client1.key"
 check "TLS: the next tool is served" test "$(wc -c <"$T/last.out")" -gt 20
 stop_dsroute s

@@ -126,10 +126,14 @@ if [ $have_trace -eq 1 ]; then
 	    --diagnostic-port "$T/dt.sock" --duration 00:00:00:03 \
 	    -o "$T/st.nettrace"
 	check "dotnet-trace listens" wait_for 60 test -S "$T/dt.sock"
-	start_dsroute cs "uds:$T/dt.sock,connect" tcp:127.0.0.1:0
+	# The tool listens (peer=tool); the app's router dials in from
+	# this host and may advertise the app there.
+	start_dsroute cs "uds:$T/dt.sock,connect,peer=tool" \
+	    tcp:127.0.0.1:0,advertise=addr:127.0.0.1
 	check "the tools' router is in client-server mode" has_line \
 	    "$T/cs.err" '^info: route main: client-server$'
-	start_dsroute sr "uds:$T/rt.sock" "tcp:127.0.0.1:$(port_of cs remote),connect"
+	start_dsroute sr "uds:$T/rt.sock" \
+	    "tcp:127.0.0.1:$(port_of cs remote),connect,peer=tool"
 	start_app sus "DOTNET_DiagnosticPorts=$T/rt.sock"
 	if wait_exit st 90 && wait "$(pid_of st)"; then
 		pass "dotnet-trace traced the app from its start"

@@ -65,7 +65,7 @@ stop rt
 # A parked runtime (server-server): a silent client does not take it.
 : >"$T/d.err"
 start_dsroute d "uds:$T/rt2.sock" tcp:127.0.0.1:0
-start_fakert rt --connect "$T/rt2.sock" --pid 5002
+start_fakert rt --connect "$T/rt2.sock"
 addr="tcp:127.0.0.1:$(port_of d remote)"
 hold_then_command "parked runtime" "$addr" "$addr"
 bg silent "$FAKETOOL" --timeout 15 "$addr" raw "" --hold-ms 10000

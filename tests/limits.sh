@@ -228,8 +228,9 @@ start_dsroute i --idle-timeout 1 "uds:$T/irt.sock" "uds:$T/itool.sock"
 iaddr=$T/itool.sock
 ipid=$(pid_of i)
 ibase=$(fd_count "$ipid")
-bg mute "$FAKETOOL" --timeout 60 "$T/irt.sock" raw "$ADVR" --hold-ms 60000
-wait_for 10 has_line "$T/i.err" 'runtime pid 7089 .* connected'
+bg mute "$FAKETOOL" --timeout 60 "$T/irt.sock" raw "$ADVR" --own-pid-at 24 \
+    --hold-ms 60000
+wait_for 10 has_line "$T/i.err" "runtime pid $(pid_of mute) .* connected"
 start=$(date +%s%N)
 if tool --timeout 30 "$iaddr" processinfo; then
 	fail "idle: a session with no byte either way is closed"
@@ -247,11 +248,11 @@ wait_for 10 eval "[ \$(fd_count $ipid) -eq $ibase ]"
 is "idle: descriptors back to the baseline" "$(fd_count "$ipid")" "$ibase"
 
 # A parked runtime connection is quiet by nature: it stays.
-start_fakert irt --connect "$T/irt.sock" --pid 7002 --stream-bytes 4194304
-wait_for 10 has_line "$T/i.err" 'runtime pid 7002 .* connected'
+start_fakert irt --connect "$T/irt.sock" --stream-bytes 4194304
+wait_for 10 has_line "$T/i.err" "runtime pid $(pid_of irt) .* connected"
 sleep 2.5	# the parked connection idles past the timeout; not a sync
 is "idle: a parked runtime connection is not cut" \
-    "$(count_lines "$T/i.err" 'runtime pid 7002 .*went away')" 0
+    "$(count_lines "$T/i.err" "runtime pid $(pid_of irt) .*went away")" 0
 is "idle: the runtime did not have to dial again" \
     "$(count_lines "$T/irt.ev" '^advertise')" 1
 check "idle: the parked connection serves the next command" \
@@ -273,8 +274,9 @@ stop irt
 
 # Without --idle-timeout the silent runtime's session stays.
 start_dsroute j "uds:$T/jrt.sock" tcp:127.0.0.1:0
-bg mute2 "$FAKETOOL" --timeout 60 "$T/jrt.sock" raw "$ADVR" --hold-ms 60000
-wait_for 10 has_line "$T/j.err" 'runtime pid 7089 .* connected'
+bg mute2 "$FAKETOOL" --timeout 60 "$T/jrt.sock" raw "$ADVR" --own-pid-at 24 \
+    --hold-ms 60000
+wait_for 10 has_line "$T/j.err" "runtime pid $(pid_of mute2) .* connected"
 bg quiet "$FAKETOOL" --timeout 60 "tcp:127.0.0.1:$(port_of j remote)" \
     processinfo
 sleep 2.5	# the session idles past 1 s; not a sync

@@ -97,7 +97,8 @@ stop rt1
 
 # client-server: a listening tool on uds, the runtime dials tcp.
 listening_tool lt2 "$T/tool2.sock,listen" processinfo
-start_dsroute d2 "uds:$T/tool2.sock" tcp:127.0.0.1:0 &&
+start_dsroute d2 "uds:$T/tool2.sock,peer=tool" \
+    tcp:127.0.0.1:0,advertise=any &&
 mode_is "listening tool, runtime dials tcp" d2 client-server
 start_fakert rt2 --connect "tcp:127.0.0.1:$(port_of d2 remote)" --pid 1002 \
     --stream-bytes $STREAM
@@ -119,16 +120,17 @@ stop rt2
 # server-server: the runtime dials uds, tools come over tcp.
 start_dsroute d3 "uds:$T/rt3.sock" tcp:127.0.0.1:0 &&
 mode_is "runtime dials uds, tools on tcp" d3 server-server
-start_fakert rt3 --connect "$T/rt3.sock" --pid 1003 --stream-bytes $STREAM
+start_fakert rt3 --connect "$T/rt3.sock" --stream-bytes $STREAM
 processinfo "runtime dials uds, tools on tcp" \
-    "tcp:127.0.0.1:$(port_of d3 remote)" 1003
+    "tcp:127.0.0.1:$(port_of d3 remote)" "$(pid_of rt3)"
 collect "runtime dials uds, tools on tcp" \
     "tcp:127.0.0.1:$(port_of d3 remote)" rt3
 stop_dsroute d3
 stop rt3
 
 # server-server: the runtime dials tcp, tools come over uds.
-start_dsroute d4 "uds:$T/tool4.sock" tcp:127.0.0.1:0 &&
+start_dsroute d4 "uds:$T/tool4.sock" \
+    tcp:127.0.0.1:0,advertise=addr:127.0.0.1 &&
 mode_is "runtime dials tcp, tools on uds" d4 server-server
 start_fakert rt4 --connect "tcp:127.0.0.1:$(port_of d4 remote)" --pid 1004 \
     --stream-bytes $STREAM
@@ -149,12 +151,13 @@ stop rt5
 # server-client: the runtime dials uds, the tool listens on tcp.
 listening_tool lt6 tcp:127.0.0.1:0,listen processinfo
 tport=$(tool_port lt6)
-start_dsroute d6 "uds:$T/rt6.sock" "tcp:127.0.0.1:$tport,connect" &&
+start_dsroute d6 "uds:$T/rt6.sock" \
+    "tcp:127.0.0.1:$tport,connect,peer=tool" &&
 mode_is "runtime dials uds, tool listens on tcp" d6 server-client
-start_fakert rt6 --connect "$T/rt6.sock" --pid 1006 --stream-bytes $STREAM
+start_fakert rt6 --connect "$T/rt6.sock" --stream-bytes $STREAM
 if finished lt6; then
 	like "runtime dials uds, tool listens on tcp: ProcessInfo" \
-	    "$(cat "$T/lt6.out")" "^pid=1006 "
+	    "$(cat "$T/lt6.out")" "^pid=$(pid_of rt6) "
 else
 	fail "runtime dials uds, tool listens on tcp: ProcessInfo" \
 	    "$(cat "$T/lt6.err")"

@@ -91,15 +91,15 @@ check "--user: the drop is logged" has_line "$T/d.err" \
 is "owner=, group=, mode=: the socket file is as asked" \
     "$(stat -c '%U %G %a %F' "$T/run/rt.sock")" "nobody nogroup 660 socket"
 
-start_fakert rt --connect "$T/run/rt.sock" --pid 9001
-wait_for 10 has_line "$T/d.err" 'runtime pid 9001 .* connected'
+start_fakert rt --connect "$T/run/rt.sock"
+wait_for 10 has_line "$T/d.err" "runtime pid $(pid_of rt) .* connected"
 if [ -n "$tls" ]; then
 	port=$(port_of d remote)
 	sclient s1 "$port" -cert "$C/client1.pem" -key "$C/client1.key"
 	check "--user: a command still routes, over TLS with a key only root \
 could read" test "$(wc -c <"$T/s1.out")" -gt 20
 	like "--user: and reaches the runtime" "$(cat "$T/d.err")" \
-	    'command=ProcessInfo .*runtime_pid=9001 .*end="(runtime|tool) closed"'
+	    "command=ProcessInfo .*runtime_pid=$(pid_of rt) .*end=\"(runtime|tool) closed\""
 	kill -HUP "$dpid"
 	check "--user: a reload that cannot read the key keeps the old one" \
 	    wait_for 10 has_line "$T/d.err" \

@@ -48,7 +48,8 @@ stream_through "runtime on uds, tool on tcp" \
 stop_dsroute d
 stop rt
 
-bg d2 env LD_PRELOAD="$SHIM" "$DSROUTE" "uds:$T/tool.sock" tcp:127.0.0.1:0
+bg d2 env LD_PRELOAD="$SHIM" "$DSROUTE" "uds:$T/tool.sock" \
+    tcp:127.0.0.1:0,advertise=any
 wait_for 10 has_line "$T/d2.err" '^info: ready$'
 start_fakert rt2 --connect "tcp:127.0.0.1:$(port_of d2 remote)" \
     --stream-bytes $STREAM

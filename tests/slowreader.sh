@@ -25,7 +25,7 @@ ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0
 export ASAN_OPTIONS
 
 start_dsroute d "uds:$T/rt.sock" tcp:127.0.0.1:0
-start_fakert rt --connect "$T/rt.sock" --pid 7001
+start_fakert rt --connect "$T/rt.sock"
 addr="tcp:127.0.0.1:$(port_of d remote)"
 tool --timeout 10 "$addr" processinfo		# warm up
 base=$(rss_kb "$(pid_of d)")

@@ -39,20 +39,22 @@ parked connection of runtime pid $3 ")" -ge "$4" ]
 
 start_dsroute rt -v debug "uds:$T/rt.sock" tcp:127.0.0.1:0
 P=$(port_of rt remote)
-start_fakert r1 --connect "$T/rt.sock" --pid 4001
-wait_for 10 parks rt 4001 1
+start_fakert r1 --connect "$T/rt.sock"
+p1=$(pid_of r1)
+wait_for 10 parks rt $p1 1
 check "ProcessInfo reaches the first runtime" \
     tool --timeout 30 "tcp:127.0.0.1:$P" processinfo
-is "it is runtime 4001" "$(field pid "$T/tool.out")" 4001
-check "the first runtime parked its next connection" wait_for 10 parks rt 4001 2
-start_fakert r2 --connect "$T/rt.sock" --pid 4002
-check "a second runtime parks" wait_for 10 parks rt 4002 1
+is "it is the first runtime" "$(field pid "$T/tool.out")" "$p1"
+check "the first runtime parked its next connection" wait_for 10 parks rt $p1 2
+start_fakert r2 --connect "$T/rt.sock"
+p2=$(pid_of r2)
+check "a second runtime parks" wait_for 10 parks rt $p2 1
 
 # The command goes to the current runtime, stopped; then it dies unread.
 kill -STOP "$(pid_of r1)"
 bg q "$FAKETOOL" --timeout 30 "tcp:127.0.0.1:$P" processinfo
 check "the command is handed to the stopped runtime" \
-    wait_for 10 takes rt ProcessInfo 4001 2
+    wait_for 10 takes rt ProcessInfo $p1 2
 kill -KILL "$(pid_of r1)"
 wait "$(pid_of r1)" 2>/dev/null
 if wait_exit q 30 && wait "$(pid_of q)"; then
@@ -62,23 +64,24 @@ else
 	    "$(cat "$T/q.out" "$T/q.err")"
 fi
 is "the answer comes from the runtime that lives" "$(field pid "$T/q.out")" \
-    4002
+    $p2
 check "the router says why" has_line "$T/rt.err" \
-    "runtime pid 4001 .* closed with ProcessInfo unanswered"
+    "runtime pid $p1 .* closed with ProcessInfo unanswered"
 
 # Alone: the dead runtime's command waits for the one that replaces it.
 check "the second runtime parked its next connection" \
-    wait_for 10 parks rt 4002 2
+    wait_for 10 parks rt $p2 2
 kill -STOP "$(pid_of r2)"
+N=$(count_lines "$T/rt.err" "takes the parked connection of runtime pid $p2 ")
 bg q2 "$FAKETOOL" --timeout 30 "tcp:127.0.0.1:$P" processinfo
-N=$(count_lines "$T/rt.err" "takes the parked connection of runtime pid 4002 ")
 check "the next command is handed to the stopped runtime" \
-    wait_for 10 takes rt ProcessInfo 4002 $((N + 1))
+    wait_for 10 takes rt ProcessInfo $p2 $((N + 1))
 kill -KILL "$(pid_of r2)"
 wait "$(pid_of r2)" 2>/dev/null
 check "the router forgets the dead runtime" wait_for 10 has_line \
-    "$T/rt.err" "runtime pid 4002 .* closed with ProcessInfo unanswered"
-start_fakert r3 --connect "$T/rt.sock" --pid 4003
+    "$T/rt.err" "runtime pid $p2 .* closed with ProcessInfo unanswered"
+start_fakert r3 --connect "$T/rt.sock"
+p3=$(pid_of r3)
 if wait_exit q2 30 && wait "$(pid_of q2)"; then
 	pass "the waiting tool gets an answer from the new runtime"
 else
@@ -86,7 +89,7 @@ else
 	    "$(cat "$T/q2.out" "$T/q2.err")"
 fi
 is "the answer comes from the restarted runtime" \
-    "$(field pid "$T/q2.out")" 4003
+    "$(field pid "$T/q2.out")" $p3
 check "and one ProcessInfo reached it" wait_for 10 has_line "$T/r3.ev" \
     '^command 0x04 0x00 '
 is "only one" "$(count_lines "$T/r3.ev" '^command ')" 1

@@ -24,7 +24,7 @@
 STREAM=67108864
 
 start_dsroute d "uds:$T/rt.sock" tcp:127.0.0.1:0
-start_fakert rt --connect "$T/rt.sock" --pid 6001
+start_fakert rt --connect "$T/rt.sock"
 addr="tcp:127.0.0.1:$(port_of d remote)"
 
 # The tool hangs up after 1 MiB of an endless trace.
@@ -41,12 +41,12 @@ check "the runtime is free for the next command" \
 check "half-close after ProcessInfo: the reply arrives" \
     tool --timeout 10 --shut-wr "$addr" processinfo
 is "half-close after ProcessInfo: from the right runtime" \
-    "$(field pid "$T/tool.out")" 6001
+    "$(field pid "$T/tool.out")" "$(pid_of rt)"
 stop rt
 stop_dsroute d
 
 start_dsroute d2 "uds:$T/rt2.sock" tcp:127.0.0.1:0
-start_fakert rt2 --connect "$T/rt2.sock" --pid 6002 --stream-bytes $STREAM
+start_fakert rt2 --connect "$T/rt2.sock" --stream-bytes $STREAM
 addr="tcp:127.0.0.1:$(port_of d2 remote)"
 tool --timeout 30 --shut-wr "$addr" collect --expect-bytes $STREAM
 id=$(field session "$T/tool.out")
@@ -59,7 +59,7 @@ stop_dsroute d2
 
 # The runtime dies (SIGKILL) in the middle of an endless trace.
 start_dsroute d3 "uds:$T/rt3.sock" tcp:127.0.0.1:0
-start_fakert rt3 --connect "$T/rt3.sock" --pid 6003
+start_fakert rt3 --connect "$T/rt3.sock"
 addr="tcp:127.0.0.1:$(port_of d3 remote)"
 bg tr "$FAKETOOL" --timeout 30 "$addr" collect
 wait_for 10 has_line "$T/rt3.ev" '^stream-start '
@@ -74,7 +74,7 @@ fi
 check "its session ends with one line" \
     wait_for 10 has_line "$T/d3.err" 'command=CollectTracing2 .* end="runtime'
 check "the router forgets the dead runtime" \
-    wait_for 10 has_line "$T/d3.err" 'runtime pid 6003 .* went away'
+    wait_for 10 has_line "$T/d3.err" "runtime pid $(pid_of rt3) .* went away"
 check "the router is still up" alive d3
 stop_dsroute d3
 

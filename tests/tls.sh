@@ -60,11 +60,11 @@ chain_checks() {
 # The tools' router dials: tool -> uds -> A -> tls -> B <- runtime (uds).
 start_dsroute b "uds:$T/b-rt.sock" \
     "tls:127.0.0.1:0,$(cert localhost),ca=$C/ca.pem,allow-cn=client1"
-start_fakert rt --connect "$T/b-rt.sock" --pid 7001 --stream-bytes $STREAM
+start_fakert rt --connect "$T/b-rt.sock" --stream-bytes $STREAM
 start_dsroute a "uds:$T/a-tool.sock" \
     "tls:127.0.0.1:$(port_of b remote),connect,ca=$C/ca.pem,$(cert client1)"
-wait_for 10 has_line "$T/b.err" 'runtime pid 7001 .* connected'
-chain_checks "tools' router dials" "$T/a-tool.sock" 7001 rt
+wait_for 10 has_line "$T/b.err" "runtime pid $(pid_of rt) .* connected"
+chain_checks "tools' router dials" "$T/a-tool.sock" "$(pid_of rt)" rt
 like "the runtime side logs the tool's verified identity" \
     "$(grep 'command=CollectTracing' "$T/b.err")" \
     "tool=tls:[^ ]*\(cn:client1,sha256:[0-9a-f]{16}\)"
@@ -73,29 +73,31 @@ stop_dsroute b
 stop rt
 
 # The runtime's router dials: runtime -> uds -> C -> tls -> D <- tool
-# (uds).  D's allow-list names the pod's router, whose connections park.
-start_dsroute d "uds:$T/d-tool.sock" \
-    "tls:127.0.0.1:0,$(cert localhost),ca=$C/ca.pem,allow-cn=pod"
-start_dsroute c "uds:$T/c-rt.sock" \
-    "tls:127.0.0.1:$(port_of d remote),connect,ca=$C/ca.pem,$(cert pod)"
-start_fakert rt2 --connect "$T/c-rt.sock" --pid 7002 --stream-bytes $STREAM
-wait_for 10 has_line "$T/d.err" 'runtime pid 7002 .* connected'
-chain_checks "runtime's router dials" "$T/d-tool.sock" 7002 rt2
+# (uds).  D's allow-list names the pod's router, which may advertise its
+# runtimes there, whose connections park.
+start_dsroute d "uds:$T/d-tool.sock" "tls:127.0.0.1:0,$(cert localhost),\
+ca=$C/ca.pem,allow-cn=pod,advertise=cn:pod"
+start_dsroute c "uds:$T/c-rt.sock" "tls:127.0.0.1:$(port_of d remote),\
+connect,peer=tool,ca=$C/ca.pem,$(cert pod)"
+start_fakert rt2 --connect "$T/c-rt.sock" --stream-bytes $STREAM
+wait_for 10 has_line "$T/d.err" "runtime pid $(pid_of rt2) .* connected"
+chain_checks "runtime's router dials" "$T/d-tool.sock" "$(pid_of rt2)" rt2
 stop_dsroute c
 stop_dsroute d
 stop rt2
 
 # A runtime's router whose certificate is not on the allow-list: its
 # connections are closed and never parked.
-start_dsroute e "uds:$T/e-tool.sock" \
-    "tls:127.0.0.1:0,$(cert localhost),ca=$C/ca.pem,allow-cn=pod"
-start_dsroute f "uds:$T/f-rt.sock" \
-    "tls:127.0.0.1:$(port_of e remote),connect,ca=$C/ca.pem,$(cert client1)"
-start_fakert rt3 --connect "$T/f-rt.sock" --pid 7003
+start_dsroute e "uds:$T/e-tool.sock" "tls:127.0.0.1:0,$(cert localhost),\
+ca=$C/ca.pem,allow-cn=pod,advertise=any"
+start_dsroute f "uds:$T/f-rt.sock" "tls:127.0.0.1:$(port_of e remote),\
+connect,peer=tool,ca=$C/ca.pem,$(cert client1)"
+start_fakert rt3 --connect "$T/f-rt.sock"
 check "a runtime's router not on the allow-list is refused" \
     wait_for 15 has_line "$T/e.err" \
-    'end="identity not on the allow-list"'
-check "and never parked" eval "! has_line '$T/e.err' 'runtime pid 7003'"
+    'command=advertise decision=deny .*rule="allow-list" reason="identity not on the allow-list"'
+check "and never parked" eval \
+    "! has_line '$T/e.err' 'runtime pid $(pid_of rt3) .*connected'"
 stop rt3
 stop_dsroute f
 stop_dsroute e
@@ -104,11 +106,11 @@ stop_dsroute e
 # tools' router reports truncation, not a clean end.
 start_dsroute g "uds:$T/g-rt.sock" \
     "tls:127.0.0.1:0,$(cert localhost),ca=$C/ca.pem"
-start_fakert rt4 --connect "$T/g-rt.sock" --pid 7004 \
+start_fakert rt4 --connect "$T/g-rt.sock" \
     --stream-bytes 17179869184
 start_dsroute h "uds:$T/h-tool.sock" \
     "tls:127.0.0.1:$(port_of g remote),connect,ca=$C/ca.pem,$(cert client1)"
-wait_for 10 has_line "$T/g.err" 'runtime pid 7004 .* connected'
+wait_for 10 has_line "$T/g.err" "runtime pid $(pid_of rt4) .* connected"
 bg collector "$FAKETOOL" --timeout 60 "$T/h-tool.sock" collect
 if wait_for 20 has_line "$T/rt4.ev" '^stream-start'; then
 	kill -KILL "$(pid_of g)"

@@ -356,6 +356,8 @@ uds_listen(struct endpoint *ep, char *err, size_t len)
 		snprintf(err, len, "listen %s: %s", ep->path, strerror(errno));
 		goto fail_file;
 	}
+	ep->owner_uid = uid;
+	ep->group_gid = gid;
 	ep->sock_dev = st.st_dev;
 	ep->sock_ino = st.st_ino;
 	ep->sock_dirfd = d.fd;

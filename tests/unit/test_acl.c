@@ -303,6 +303,8 @@ policy(const char *const *opts)
 			rv = acl_set_dump_dir(&p, v, err, sizeof(err));
 		else if (strcmp(name, "max-buffer-mb") == 0)
 			rv = acl_set_max_buffer(&p, v, err, sizeof(err));
+		else if (strcmp(name, "advertise") == 0)
+			rv = acl_add_advertiser(&p, v, err, sizeof(err));
 		else if (acl_role_parse(name, &role) == 0)
 			rv = acl_add_grant(&p, role, v, err, sizeof(err));
 		else
@@ -913,6 +915,135 @@ test_random(void)
 		acl_policy_free(pols[j]);
 }
 
+/* Decide on an advertise of pid from peer; return the decision's rule. */
+static int
+advertise_allowed(const struct acl_policy *p, const struct acl_peer *peer,
+    uint64_t pid, const char **rule)
+{
+	struct advertise	 adv;
+	struct acl_decision	 d;
+
+	memset(&adv, 0, sizeof(adv));
+	adv.pid = pid;
+	acl_decide_advertise(p, peer, &adv, &d);
+	if (rule != NULL)
+		*rule = d.rule;
+	return (d.allow);
+}
+
+/*
+ * Who may offer itself as a runtime: by default on a Unix socket the
+ * router's uid, root and the socket's owner= and group=, on the network
+ * nobody; advertise= grants, any and none; and the claimed pid must be
+ * the peer's on a Unix socket.
+ */
+static void
+test_advertise(void)
+{
+	struct acl_policy	*p;
+	struct acl_peer		 peer;
+	const char		*rule;
+
+	peer_local(&peer, SELF_UID);
+	peer.pid = peer.own_pid = 4242;
+	ok(advertise_allowed(NULL, &peer, 4242, &rule) &&
+	    strcmp(rule, "default: dsroute's uid") == 0,
+	    "advertise: the router's uid, its own pid");
+	ok(!advertise_allowed(NULL, &peer, 1, &rule) &&
+	    strcmp(rule, "pid-mismatch") == 0,
+	    "advertise: the router's uid claiming pid 1: refused");
+	peer.own_pid = 7;
+	ok(advertise_allowed(NULL, &peer, 7, NULL) &&
+	    advertise_allowed(NULL, &peer, 4242, NULL) &&
+	    !advertise_allowed(NULL, &peer, 8, NULL),
+	    "advertise: a pid in its own namespace, or as we see it");
+	peer.pid = peer.own_pid = 0;
+	ok(advertise_allowed(NULL, &peer, 99, NULL),
+	    "advertise: a pid we cannot see cannot be checked");
+	ok(!advertise_allowed(NULL, &peer, 0, &rule) &&
+	    strcmp(rule, "bad-pid") == 0 &&
+	    !advertise_allowed(NULL, &peer, (uint64_t)INT32_MAX + 1, NULL),
+	    "advertise: pid 0 and pids beyond 32 bits are refused");
+	peer.have_cred = 0;
+	ok(!advertise_allowed(NULL, &peer, 99, &rule) &&
+	    strcmp(rule, "no-credentials") == 0,
+	    "advertise: no credentials, no advertise");
+
+	peer_local(&peer, 0);
+	ok(advertise_allowed(NULL, &peer, 1, NULL), "advertise: root");
+	peer_local(&peer, OTHER_UID);
+	ok(!advertise_allowed(NULL, &peer, 1, &rule) &&
+	    strcmp(rule, "default: another local uid") == 0,
+	    "advertise: another local uid is refused by default");
+	peer.gid = 4321;
+	ok(!advertise_allowed(NULL, &peer, 1, NULL),
+	    "advertise: ... even with the group the file mode lets in");
+	peer.have_group = 1;
+	peer.group_gid = 4321;
+	ok(advertise_allowed(NULL, &peer, 1, &rule) &&
+	    strcmp(rule, "default: the socket's group=") == 0,
+	    "advertise: the socket's group= may");
+	peer.have_group = 0;
+	peer.have_owner = 1;
+	peer.owner_uid = OTHER_UID;
+	ok(advertise_allowed(NULL, &peer, 1, &rule) &&
+	    strcmp(rule, "default: the socket's owner=") == 0,
+	    "advertise: the socket's owner= may");
+	peer_local(&peer, RUNTIME_UID);
+	ok(!advertise_allowed(NULL, &peer, 1, NULL),
+	    "advertise: the uid of a runtime elsewhere is not enough");
+
+	p = POLICY("advertise=uid:1002", "advertise=addr:10.0.0.0/8");
+	peer_local(&peer, 1002);
+	ok(advertise_allowed(p, &peer, 1, &rule) &&
+	    strcmp(rule, "advertise=uid:1002") == 0,
+	    "advertise=uid: grants that uid");
+	peer_local(&peer, SELF_UID);
+	ok(advertise_allowed(p, &peer, 1, NULL),
+	    "advertise=: the defaults stay");
+	peer_tcp(&peer, "10.1.2.3");
+	ok(advertise_allowed(p, &peer, 1, &rule) &&
+	    strcmp(rule, "advertise=addr:10.0.0.0/8") == 0,
+	    "advertise=addr: grants a network");
+	peer_tcp(&peer, "192.168.1.1");
+	ok(!advertise_allowed(p, &peer, 1, &rule) &&
+	    strcmp(rule, "default: a network peer") == 0,
+	    "advertise: other network peers are refused");
+	acl_policy_free(p);
+
+	peer_tcp(&peer, "127.0.0.1");
+	ok(!advertise_allowed(NULL, &peer, 1, NULL),
+	    "advertise: a network peer is refused by default, loopback too");
+	p = POLICY("policy=full", "full=addr:127.0.0.1");
+	ok(!advertise_allowed(p, &peer, 1, NULL),
+	    "advertise: a command role grants no advertise");
+	acl_policy_free(p);
+	p = POLICY("advertise=any");
+	ok(advertise_allowed(p, &peer, 1, &rule) &&
+	    strcmp(rule, "advertise=any") == 0, "advertise=any: anyone");
+	peer_local(&peer, OTHER_UID);
+	peer.pid = 5000;
+	ok(!advertise_allowed(p, &peer, 1, NULL),
+	    "advertise=any: a claim of another pid is still refused");
+	acl_policy_free(p);
+	p = POLICY("advertise=none");
+	peer_local(&peer, SELF_UID);
+	ok(!advertise_allowed(p, &peer, 1, &rule) &&
+	    strcmp(rule, "advertise=none") == 0, "advertise=none: nobody");
+	ok(acl_add_advertiser(&p, "any", err, sizeof(err)) == -1 &&
+	    acl_add_advertiser(&p, "uid:0", err, sizeof(err)) == -1,
+	    "advertise=none goes with no other advertise=");
+	acl_policy_free(p);
+	p = NULL;
+	ok(acl_add_advertiser(&p, "nobody", err, sizeof(err)) == -1 &&
+	    acl_add_advertiser(&p, "uid:", err, sizeof(err)) == -1 &&
+	    p == NULL, "advertise=: a bad principal is refused");
+	ok(!acl_has_advertisers(NULL) &&
+	    acl_add_advertiser(&p, "cn:phone", err, sizeof(err)) == 0 &&
+	    acl_has_advertisers(p), "advertise=cn: parsed");
+	acl_policy_free(p);
+}
+
 int
 main(void)
 {
@@ -928,5 +1059,6 @@ main(void)
 	test_dump_dir();
 	test_payloads();
 	test_random();
+	test_advertise();
 	return (tap_done());
 }
