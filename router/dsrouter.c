@@ -42,7 +42,9 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <event2/util.h>
 
+#include "platform/platform.h"
 #include "dsroute.h"
 
 #define QUIT_GRACE_MS		500	/* a launching tool kills us at 1 s */
@@ -540,22 +542,42 @@ plan_forwarding(void)
 		    "it with --forward-port");
 }
 
-/* The default IPC server path, and the runtime-style one next to it. */
+/*
+ * The default IPC server path, and the runtime-style one next to it, in
+ * $TMPDIR.  The key is our start time by the runtime's rule, as a
+ * runtime's own socket would have.  Tools pick the newest socket of a
+ * pid whatever its key, so when either name is taken (planted by someone
+ * who guessed it), a random key keeps the router from being stopped.
+ */
 static void
 default_paths(char *path, size_t len, char *sibling, size_t slen)
 {
-	const char	*tmp = getenv("TMPDIR");
-	const char	*slash;
-	long		 pid = (long)getpid();
-	long long	 key = (long long)time(NULL);
+	const char		*tmp = getenv("TMPDIR");
+	const char		*slash;
+	struct proc_info	 pi;
+	struct stat		 st;
+	long			 pid = (long)getpid();
+	unsigned long long	 key;
+	int			 tries;
 
 	if (tmp == NULL || *tmp == '\0')
 		tmp = "/tmp";
 	slash = tmp[strlen(tmp) - 1] == '/' ? "" : "/";
-	snprintf(path, len, "%s%sdotnet-diagnostic-dsrouter-%ld-%lld-socket",
-	    tmp, slash, pid, key);
-	snprintf(sibling, slen, "%s%sdotnet-diagnostic-%ld-%lld-socket", tmp,
-	    slash, pid, key);
+	key = proc_info_get(getpid(), 0, &pi) == 0 ? pi.starttime :
+	    (unsigned long long)time(NULL);
+	for (tries = 0; ; tries++) {
+		snprintf(path, len, "%s%sdotnet-diagnostic-dsrouter-%ld-%llu-"
+		    "socket", tmp, slash, pid, key);
+		snprintf(sibling, slen, "%s%sdotnet-diagnostic-%ld-%llu-socket",
+		    tmp, slash, pid, key);
+		if ((lstat(path, &st) == -1 && lstat(sibling, &st) == -1) ||
+		    tries == 8)
+			break;
+		log_warning("%s or %s is taken already (planted by someone who "
+		    "guessed it?); using another key", path, sibling);
+		evutil_secure_rng_get_bytes(&key, sizeof(key));
+		key >>= 1;
+	}
 }
 
 /* A runtime advertised or answered: the runtime timeout is over. */

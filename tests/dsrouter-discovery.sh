@@ -26,6 +26,11 @@
 
 STREAM=1048576
 
+# starttime PID: field 22 of its stat, counted after the command's ')'.
+starttime() {
+	sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f20
+}
+
 dsr d1 /dev/null server-server -tcps 127.0.0.1:0
 pid=$(pid_of d1)
 router=$(default_socket d1)
@@ -36,8 +41,8 @@ check "its sibling: dotnet-diagnostic-PID-KEY-socket" test -S "$plain"
 is "both have the same key" "${router##*-dsrouter-}" "${plain##*diagnostic-}"
 key=${plain##*diagnostic-$pid-}
 key=${key%-socket}
-check "the key is the start time in seconds since the epoch" \
-    test "$key" -le "$(date +%s)" -a "$key" -gt $(($(date +%s) - 60))
+is "the key is the start time by the runtime's rule (/proc/PID/stat)" \
+    "$key" "$(starttime "$pid")"
 is "both are the router user's only" "$(stat -c %a "$router" "$plain" |
     tr '\n' ' ')" "600 600 "
 check "the router's socket is no older than its sibling" no_older \
@@ -90,6 +95,30 @@ stop rt1
 stop_dsroute d1
 check "both sockets are removed at exit" eval "[ ! -e '$router' ] &&
     [ ! -e '$plain' ]"
+
+# A squatter who guessed the name (the start time is no secret) does not
+# stop the router: it takes a random key, and -p finds it all the same.
+# The wrapper plants the name for its own pid, which dsroute keeps.
+bg sq sh -c 'k=$(sed "s/.*) //" /proc/$$/stat | cut -d" " -f20)
+: >"$0/dotnet-diagnostic-dsrouter-$$-$k-socket"
+exec env TMPDIR="$0" "$@"' "$T" "$DSROUTE" server-server -tcps 127.0.0.1:0
+if wait_for 10 has_line "$T/sq.err" '^info: ready$'; then
+	pass "a planted default name does not stop the router"
+else
+	fail "a planted default name does not stop the router" \
+	    "$(cat "$T/sq.err")"
+fi
+check "it says so" has_line "$T/sq.err" \
+    "^warn: .*dotnet-diagnostic-dsrouter-$(pid_of sq)-.* is taken already"
+planted="$T/dotnet-diagnostic-dsrouter-$(pid_of sq)-$(starttime \
+    "$(pid_of sq)")-socket"
+check "the planted file is left alone" test -f "$planted" -a ! -s "$planted"
+is "-p PID resolves to the router's own socket, another key" \
+    "$(resolve_pid "$T" "$(pid_of sq)")" "$(ls -t \
+    "$T"/dotnet-diagnostic-dsrouter-"$(pid_of sq)"-*-socket | head -n 1)"
+check "which is a socket" test -S "$(resolve_pid "$T" "$(pid_of sq)")"
+stop_dsroute sq
+rm -f "$planted"
 
 # An explicit -ipcs has no sibling: -p means nothing for it.
 dsr d2 /dev/null server-server -ipcs "$T/d2.sock" -tcps 127.0.0.1:0
