@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
 # The two set-up commands of README.md, for a fresh Debian or Ubuntu machine:
 #

@@ -1,27 +1,13 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # Access control in every mode: a denied command gets the error frame
 # byte for byte, not one byte of it reaches the runtime and no connection
 # to the runtime is opened for it (the fake runtime's events say so), a
 # parked runtime stays parked, and one audit line says who, what and why,
 # never with payload bytes.
 
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib/lib.sh"
 
 MAGIC=444f544e45545f4950435f563100		# "DOTNET_IPC_V1\0"
 DENIED=${MAGIC}1800ffff000005000780		# HRESULT 0x80070005

@@ -1,28 +1,14 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # Finding the router by its pid, as the tools do: without -ipcs it listens
 # on $TMPDIR/dotnet-diagnostic-dsrouter-PID-KEY-socket, next to a socket
 # named like a runtime's, created first, that `dotnet-trace ps` lists and
 # that forwards to it; `-p PID` resolves to the router's.  With dotnet
 # here, the real dotnet-trace finds it and traces through it.
 
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/dsrouter-lib.sh"
+. "$top_srcdir/tests/lib/lib.sh"
+. "$top_srcdir/tests/lib/dsrouter.sh"
 
 STREAM=1048576
 

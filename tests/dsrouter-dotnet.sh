@@ -1,20 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # dsroute installed as dotnet-dsrouter next to the real dotnet-trace:
 # `dotnet-trace collect --dsrouter android` starts it (with --block-signals
 # and --parentprocess), finds it by its pid, traces the fake runtime that
@@ -26,10 +12,10 @@
 # here.  dotnet-trace is installed first, while the network is there; the
 # rest runs in a network namespace of its own (the ports are fixed).
 
-. "$top_srcdir/tests/dsrouter-lib.sh"
+. "$top_srcdir/tests/lib/dsrouter.sh"
 [ -n "${DSR_NETNS:-}" ] || dsapp >/dev/null 2>&1 || true
-. "$top_srcdir/tests/netns.sh"
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib/netns.sh"
+. "$top_srcdir/tests/lib/lib.sh"
 
 STREAM=4194304
 

@@ -1,20 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # The presets, with a fake adb and a fake iproxy in PATH that record how
 # they are called: android sets up `adb reverse tcp:9000 tcp:9001`, keeps
 # it there and removes it at exit only if it added it; android-emu and
@@ -23,9 +9,9 @@
 # router by its pid.  Run in a network namespace of its own: the ports
 # are fixed.
 
-. "$top_srcdir/tests/netns.sh"
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/dsrouter-lib.sh"
+. "$top_srcdir/tests/lib/netns.sh"
+. "$top_srcdir/tests/lib/lib.sh"
+. "$top_srcdir/tests/lib/dsrouter.sh"
 
 mkdir "$T/bin" "$T/sdk" "$T/sdk/platform-tools" "$T/nobin"
 # The fake adb: the rules are lines "SERIAL tcp:DEVICE tcp:HOST" in a file.

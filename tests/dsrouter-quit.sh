@@ -1,28 +1,14 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # How a dotnet-dsrouter is stopped: q or Q on standard input when a tool
 # launched it (--parentprocess) or a person types it on a terminal, but
 # not from any redirected input, and never by its end; --block-signals
 # makes it ignore the signals a launching tool lets through; the end of
 # the tool that launched it stops it too.  Each way removes its sockets.
 
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/dsrouter-lib.sh"
+. "$top_srcdir/tests/lib/lib.sh"
+. "$top_srcdir/tests/lib/dsrouter.sh"
 
 # A tool launched it: Q on a pipe quits, with status 0.
 mkfifo "$T/in1"

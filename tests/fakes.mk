@@ -15,11 +15,11 @@ FAKES=		tests/fakert tests/faketool
 
 all: $(FAKES)
 
-tests/fakert: tests/fakert.c
-	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/fakert.c $(LIBS)
+tests/fakert: tests/helpers/fakert.c
+	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/helpers/fakert.c $(LIBS)
 
-tests/faketool: tests/faketool.c
-	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/faketool.c $(LIBS)
+tests/faketool: tests/helpers/faketool.c
+	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/helpers/faketool.c $(LIBS)
 
 check: $(FAKES)
 	sh tests/fakes-selftest.sh

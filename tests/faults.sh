@@ -1,20 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # Either peer killed (SIGKILL) or resetting its connection (RST) in each
 # state a session passes through (security.md DI-3, DI-4): classifying
 # a partial header, waiting for a parked runtime, dialling a runtime slow
@@ -25,7 +11,7 @@
 # descriptors return to the baseline and the next connection works.
 # Every router must exit cleanly, without a sanitizer report.
 
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib/lib.sh"
 
 CROWD=$top_builddir/tests/crowd
 command -v ss >/dev/null || skip_all "ss(8) is not installed"
@@ -484,7 +470,7 @@ if ! command -v openssl >/dev/null; then
 	done_testing
 	exit
 fi
-. "$top_srcdir/tests/tls-lib.sh"
+. "$top_srcdir/tests/lib/tls.sh"
 make_base_certs
 start_dsroute s -v debug "uds:$T/srt.sock" \
     "tls:127.0.0.1:0,$(cert localhost),ca=$C/ca.pem"

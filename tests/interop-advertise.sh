@@ -1,21 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # An ADVR_V1 advertise must never reach a runtime.  The real runtime reads
 # one as a command header, takes two cookie bytes as the message size and
 # waits, with no timeout, for a payload that never comes; its diagnostic
@@ -32,8 +17,8 @@
 # sent straight to the app's own socket is answered at once, the router
 # logs the refusal (rule "peer=runtime") and serves tools as before.
 
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/interop/lib.sh"
+. "$top_srcdir/tests/lib/lib.sh"
+. "$top_srcdir/tests/lib/interop.sh"
 
 interop_setup
 

@@ -1,20 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # Two routers chained over TCP, the cross-host story, with the real
 # runtime in connect mode and the real client library:
 #
@@ -24,8 +10,8 @@
 # each served by a connection the runtime re-dialled.  Then a start-up
 # trace of a suspended app: the session starts before the resume.
 
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/interop/lib.sh"
+. "$top_srcdir/tests/lib/lib.sh"
+. "$top_srcdir/tests/lib/interop.sh"
 
 interop_setup
 

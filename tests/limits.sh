@@ -1,27 +1,13 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # Session limits: --max-sessions and --max-sessions-per-peer (by address,
 # by uid, by TLS certificate) refuse a connection before reading it and
 # count down as sessions end; --idle-timeout cuts a quiet forwarding
 # session, only when given, and never a parked runtime connection.
 
-. "$top_srcdir/tests/netns.sh"
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib/netns.sh"
+. "$top_srcdir/tests/lib/lib.sh"
 
 CROWD=$top_builddir/tests/crowd
 command -v socat >/dev/null || skip_all "socat(1) is not installed"
@@ -183,7 +169,7 @@ fi
 
 # A TLS peer is counted by its certificate once the handshake verified it.
 if command -v openssl >/dev/null; then
-	. "$top_srcdir/tests/tls-lib.sh"
+	. "$top_srcdir/tests/lib/tls.sh"
 	make_base_certs
 	mkcert client client2
 	start_dsroute t --handshake-timeout 60 --max-sessions-per-peer 2 \

@@ -1,26 +1,12 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # Privileges: core dumps off and no-new-privileges from the start;
 # --user/--group drop root once every listener is bound and every key
 # read, with no root id left; the socket's owner=, group= and mode=; and
 # a start that cannot drop as asked stops with one line.
 
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_all "privilege drop needs root"
 getent passwd nobody >/dev/null && getent group nogroup >/dev/null ||
@@ -60,7 +46,7 @@ chmod 0700 "$T/run"
 
 # TLS: a key only root can read, read before the drop.
 if command -v openssl >/dev/null; then
-	. "$top_srcdir/tests/tls-lib.sh"
+	. "$top_srcdir/tests/lib/tls.sh"
 	make_base_certs
 	chmod 0600 "$C"/*.key
 	tls="tls:127.0.0.1:0,$(cert localhost),ca=$C/ca.pem"

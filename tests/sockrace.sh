@@ -1,20 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # The socket-file race (security.md LS-4): another user keeps swapping the
 # listen path in a shared sticky directory between a stale socket, a
 # symbolic link to a file we watch and a regular file, while a root
@@ -22,7 +8,7 @@
 # link, never remove or change what is not its own, and either start on
 # its own socket or refuse with one line.
 
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib/lib.sh"
 
 RACESWAP=$top_builddir/tests/raceswap
 ROUNDS=${SOCKRACE_ROUNDS:-150}

@@ -1,18 +1,5 @@
 #!/bin/sh
-#
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
+# SPDX-License-Identifier: ISC
 #
 # LS-7 (security.md §4.5, rule R7): anyone who may write to /tmp can plant
 # a socket under a runtime's default name, dotnet-diagnostic-PID-KEY-socket,
@@ -26,7 +13,7 @@
 # listener has pid PID only in its own namespace counts only if it runs
 # as the router's uid or root.
 
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib/lib.sh"
 
 # starttime PID: when the process started, in clock ticks after boot,
 # the KEY of its runtime's socket name.  The command in /proc/PID/stat may

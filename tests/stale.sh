@@ -1,20 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # A runtime killed with SIGKILL keeps its parked connection open until the
 # kernel has torn the process down, so the router can hand a tool's
 # command to a runtime that is already dead (the real runtime shows it
@@ -23,7 +9,7 @@
 # reaches it, then killed.  The command must reach the next runtime, not
 # vanish with the dead one.
 
-. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/lib/lib.sh"
 
 # parks NAME PID N: the router has parked N connections of runtime PID.
 parks() {

@@ -1,28 +1,14 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # The TLS handshake itself (security.md §4.2): a silent or half-sent
 # handshake is cut at the TLS handshake deadline, the first-message
 # deadline starts only once the handshake is done, plaintext is refused,
 # renegotiation is refused and sessions are never resumed.  The fake
 # runtime sees nothing in any of these.
 
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/tls-lib.sh"
+. "$top_srcdir/tests/lib/lib.sh"
+. "$top_srcdir/tests/lib/tls.sh"
 
 make_base_certs
 

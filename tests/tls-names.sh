@@ -1,20 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 #
-# Copyright (c) 2026 The dsroute authors
-#
-# Permission to use, copy, modify, and distribute this software for any
-# purpose with or without fee is hereby granted, provided that the above
-# copyright notice and this permission notice appear in all copies.
-#
-# THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
-# WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
-# MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
-# ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
-# WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
-# ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
-# OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
-#
-
 # Whom a certificate names, and through which chain (security.md §4.2,
 # TLS-10 and TLS-11): a name with a NUL byte inside never matches, not
 # even cut at the NUL, on a listener's allow-list or as the host a router
@@ -23,8 +9,8 @@
 # when the intermediate is missing, or when the path is longer than a CA
 # allows.  The fake runtime sees nothing of any of them.
 
-. "$top_srcdir/tests/lib.sh"
-. "$top_srcdir/tests/tls-lib.sh"
+. "$top_srcdir/tests/lib/lib.sh"
+. "$top_srcdir/tests/lib/tls.sh"
 
 command -v perl >/dev/null || skip_all "perl is not installed"
 

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
+#
 # Build the dsroute interop helpers: the target app (dsapp) and the client (dsclient).
 #
 #   tests/interop/build.sh OUTDIR

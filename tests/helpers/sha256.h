@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * sha256.h: SHA-256 for the test fakes (tests/fakert.c, tests/faketool.c),
+ * sha256.h: SHA-256 for the test fakes (fakert.c, faketool.c, beside it),
  * which checksum the EventPipe streams they send and receive.  It comes
  * from the TLS library the build has, so that the mbed TLS build needs no
  * OpenSSL: mbed TLS 2.28 with -DTESTS_SHA256_MBEDTLS, OpenSSL's EVP with
