@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * What differs between operating systems, behind one small interface:
- * what the kernel says about a process.  The engine and the transports
- * call these and never read /proc themselves.
+ * What differs between operating systems, behind one small interface
+ * (posix.c; a win32.c will fill in the same): making socket files safely,
+ * a peer's credentials, what the kernel says about a process, descriptor
+ * limits, signals and privileges.  Nothing above this layer calls prctl,
+ * reads /proc or asks for SO_PEERCRED.
  */
 
 #ifndef PLATFORM_H
@@ -22,9 +24,45 @@ struct proc_info {
 	uint64_t	 start_epoch;	/* the same, in seconds since 1970 */
 };
 
+/* A connected local peer's credentials. */
+struct peer_cred {
+	pid_t		 pid;		/* 0 in a pid namespace we cannot see */
+	uid_t		 uid;
+	gid_t		 gid;
+};
+
+/*
+ * A listening socket file, made safely, and removed at exit only if it is
+ * still the one made.  The caller fills in what it asks for.
+ */
+struct sockfile {
+	const char	*path;		/* asked */
+	mode_t		 mode;
+	const char	*owner;		/* a user, or NULL */
+	const char	*group;		/* a group, or NULL */
+	uid_t		 uid;		/* made: the owner= and group= ids, */
+	gid_t		 gid;		/* or -1 */
+	int		 dirfd;		/* its directory, kept open */
+	dev_t		 dev;
+	ino_t		 ino;
+	int		 made;
+};
+
 /* posix.c */
-int	 proc_info_get(pid_t, int, struct proc_info *);
-int	 proc_stat_starttime(const char *, size_t, uint64_t *);
-pid_t	 proc_status_own_pid(const char *, size_t, pid_t);
+void		 platform_init(void);
+int		 proc_info_get(pid_t, int, struct proc_info *);
+int		 proc_stat_starttime(const char *, size_t, uint64_t *);
+pid_t		 proc_status_own_pid(const char *, size_t, pid_t);
+int		 peer_cred_get(int, struct peer_cred *);
+int		 sockfile_probe(const char *);
+const char	*sockfile_kind(mode_t);
+int		 sockfile_listen(struct sockfile *, char *, size_t);
+void		 sockfile_remove(struct sockfile *);
+int		 platform_nonblock(int);
+void		 platform_raise_nofile(void);
+long		 platform_fds_in_use(void);
+void		 platform_block_signals(const int *, size_t);
+int		 platform_harden(int, char *, size_t);
+int		 platform_drop(const char *, const char *, int, char *, size_t);
 
 #endif /* PLATFORM_H */

@@ -1,24 +1,54 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * What Linux says about a process, from /proc: its pid as it sees itself
- * in its own pid namespace, and its start time, which the runtime uses as
- * the key of its default socket name.  The parsers are pure, so that the
- * unit tests and the fuzzers reach them without a /proc.
+ * The POSIX platform, as Linux has it: socket files made safely, a
+ * peer's credentials, what /proc says about a process (its pid as it sees
+ * itself, its start time, which the runtime uses as the key of its
+ * default socket name), descriptor limits, signals, and the privileges
+ * the process keeps.  The /proc parsers are pure, so that the unit tests
+ * and the fuzzers reach them without a /proc.
+ *
+ * A listening socket file is created safely: in a directory others
+ * cannot tamper with, never over anything that is not a socket, over a
+ * socket only once a connect probe shows nobody answers (and, in a
+ * directory others may write, only over one of our own), with its mode
+ * set before any client can connect and checked afterwards, and removed
+ * at exit only if it is still the inode we created.  Each step after the
+ * directory is opened works relative to it and never follows a symbolic
+ * link.
  */
 
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "platform/platform.h"
+#include "router/log.h"
+#include "router/util.h"
+
+/* What every process of dsroute does first: ignore SIGPIPE. */
+void
+platform_init(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+}
 
 /* Read a small /proc file whole into buf; return its length or -1. */
 static ssize_t
@@ -176,5 +206,546 @@ proc_info_get(pid_t pid, int own, struct proc_info *pi)
 	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
 	if ((n = read_file(path, buf, sizeof(buf))) != -1)
 		pi->own_pid = proc_status_own_pid(buf, n, pid);
+	return (0);
+}
+
+/* Read a connected local peer's credentials; -1 with errno if none. */
+int
+peer_cred_get(int fd, struct peer_cred *pc)
+{
+	struct ucred	 cred;
+	socklen_t	 len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return (-1);
+	if (len != sizeof(cred)) {
+		errno = EINVAL;
+		return (-1);
+	}
+	pc->pid = cred.pid;
+	pc->uid = cred.uid;
+	pc->gid = cred.gid;
+	return (0);
+}
+
+/* The address of a socket file; -1 if the path does not fit. */
+static int
+unix_address(const char *path, struct sockaddr_un *sun)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun->sun_path)) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	memcpy(sun->sun_path, path, strlen(path));
+	return (0);
+}
+
+/* Name the kind of a file that is not a socket, for a refusal. */
+const char *
+sockfile_kind(mode_t mode)
+{
+	if (S_ISLNK(mode))
+		return ("symbolic link");
+	if (S_ISDIR(mode))
+		return ("directory");
+	if (S_ISREG(mode))
+		return ("regular file");
+	if (S_ISFIFO(mode))
+		return ("FIFO");
+	return ("non-socket file");
+}
+
+/*
+ * Probe the socket at path: return 1 when a listener answers, 0 when it
+ * refuses (a stale socket), -1 with errno on other errors.
+ */
+int
+sockfile_probe(const char *path)
+{
+	struct sockaddr_un	 sun;
+	int			 fd, rv;
+
+	if (unix_address(path, &sun) == -1)
+		return (-1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return (-1);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+		rv = 1;
+	else if (errno == ECONNREFUSED)
+		rv = 0;
+	else if (errno == EAGAIN)
+		rv = 1;		/* a listener with a full backlog */
+	else
+		rv = -1;
+	close(fd);
+	return (rv);
+}
+
+/*
+ * The socket's directory and name.  Everything but bind() is done
+ * relative to the directory opened once and checked, so that what was
+ * checked is what is used.
+ */
+struct sockdir {
+	int		 fd;
+	struct stat	 st;
+	char		 dir[PATH_MAX];
+	const char	*name;
+	uid_t		 owner;		/* owner= of the endpoint, or -1 */
+	int		 shared;	/* others may create names in it */
+};
+
+/* Whether uid is this router's: its own, or the socket's owner=. */
+static int
+ours(uid_t uid, uid_t owner)
+{
+	return (uid == geteuid() || uid == owner);
+}
+
+/*
+ * Open the directory of the socket and refuse one where others could
+ * replace the socket: it must be this router's or root's, and others may
+ * write it only if it is sticky.
+ */
+static int
+open_directory(const struct sockfile *sf, uid_t owner, struct sockdir *d,
+    char *err, size_t len)
+{
+	const char	*slash = strrchr(sf->path, '/');
+
+	d->owner = owner;
+	if (slash == NULL) {
+		snprintf(d->dir, sizeof(d->dir), ".");
+		d->name = sf->path;
+	} else {
+		snprintf(d->dir, sizeof(d->dir), "%.*s",
+		    slash == sf->path ? 1 : (int)(slash - sf->path), sf->path);
+		d->name = slash + 1;
+	}
+	if (*d->name == '\0') {
+		snprintf(err, len, "%s names a directory, not a socket",
+		    sf->path);
+		return (-1);
+	}
+	if ((d->fd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    fstat(d->fd, &d->st) == -1) {
+		snprintf(err, len, "directory %s: %s", d->dir, strerror(errno));
+		if (d->fd != -1)
+			close(d->fd);
+		return (-1);
+	}
+	if (d->st.st_uid != 0 && !ours(d->st.st_uid, owner)) {
+		snprintf(err, len, "directory %s belongs to uid %lu, who could "
+		    "replace the socket; use a directory of this user or of "
+		    "root", d->dir, (unsigned long)d->st.st_uid);
+		goto fail;
+	}
+	d->shared = (d->st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+	if (d->shared && !(d->st.st_mode & S_ISVTX)) {
+		snprintf(err, len, "directory %s is writable by others and "
+		    "not sticky: anyone could replace the socket; use a "
+		    "private directory", d->dir);
+		goto fail;
+	}
+	return (0);
+
+fail:
+	close(d->fd);
+	return (-1);
+}
+
+/* Whether the directory's path still leads to the directory checked. */
+static int
+same_directory(const struct sockdir *d)
+{
+	struct stat	 st;
+
+	return (stat(d->dir, &st) == 0 && st.st_dev == d->st.st_dev &&
+	    st.st_ino == d->st.st_ino);
+}
+
+/*
+ * Remove a stale socket at the name, or refuse whatever else is there.
+ * In a directory others may write, only a socket of this router's is
+ * removed: the sticky bit keeps anyone else from swapping it between the
+ * checks and the unlink.
+ */
+static int
+clear_name(const struct sockfile *sf, const struct sockdir *d, char *err,
+    size_t len)
+{
+	struct stat	 st, again;
+	int		 live;
+
+	if (fstatat(d->fd, d->name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+		if (errno == ENOENT)
+			return (0);
+		snprintf(err, len, "%s: %s", sf->path, strerror(errno));
+		return (-1);
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, len, "%s is a %s; refusing to replace it",
+		    sf->path, sockfile_kind(st.st_mode));
+		return (-1);
+	}
+	if (d->shared && !ours(st.st_uid, d->owner)) {
+		snprintf(err, len, "%s is a socket of uid %lu in a directory "
+		    "others can write; refusing to replace it",
+		    sf->path, (unsigned long)st.st_uid);
+		return (-1);
+	}
+	if ((live = sockfile_probe(sf->path)) == 1) {
+		snprintf(err, len, "a live listener is already at %s "
+		    "(another router, or a runtime?); refusing to replace it",
+		    sf->path);
+		return (-1);
+	}
+	if (live == -1) {
+		snprintf(err, len, "cannot probe the socket at %s: %s",
+		    sf->path, strerror(errno));
+		return (-1);
+	}
+	/* Unlink only the inode we probed. */
+	if (fstatat(d->fd, d->name, &again, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    again.st_ino != st.st_ino || again.st_dev != st.st_dev ||
+	    !S_ISSOCK(again.st_mode) || !same_directory(d)) {
+		snprintf(err, len, "%s changed while starting; refusing to "
+		    "touch it", sf->path);
+		return (-1);
+	}
+	if (unlinkat(d->fd, d->name, 0) == -1) {
+		snprintf(err, len, "cannot remove the stale socket at %s: %s",
+		    sf->path, strerror(errno));
+		return (-1);
+	}
+	log_info("uds:%s: removed a stale socket (nothing answered on it)",
+	    sf->path);
+	return (0);
+}
+
+static int
+lookup_ids(const struct sockfile *sf, uid_t *uid, gid_t *gid, char *err,
+    size_t len)
+{
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
+	if (sf->owner != NULL && parse_uid(sf->owner, uid) == -1) {
+		snprintf(err, len, "owner=%s: no such user", sf->owner);
+		return (-1);
+	}
+	if (sf->group != NULL && parse_gid(sf->group, gid) == -1) {
+		snprintf(err, len, "group=%s: no such group", sf->group);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Bind the socket with exactly the requested mode from the moment its
+ * file exists: Linux gives the file the socket inode's mode less the
+ * umask, so set the one and clear the other.
+ */
+static int
+bind_socket(const struct sockfile *sf, int fd, char *err, size_t len)
+{
+	struct sockaddr_un	 sun;
+	mode_t			 old;
+	int			 saved;
+
+	if (unix_address(sf->path, &sun) == -1) {
+		snprintf(err, len, "%s: %s", sf->path, strerror(errno));
+		return (-1);
+	}
+	old = umask(0);
+	if (fchmod(fd, sf->mode) == -1 ||
+	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		saved = errno;
+		umask(old);
+		if (saved == EADDRINUSE)
+			snprintf(err, len, "%s appeared while starting; "
+			    "refusing to replace it", sf->path);
+		else
+			snprintf(err, len, "bind %s: %s", sf->path,
+			    strerror(saved));
+		return (-1);
+	}
+	umask(old);
+	return (0);
+}
+
+/*
+ * Make the socket file sf asks for, bound and listening, and return its
+ * non-blocking descriptor; -1 with a reason in err if it cannot be made
+ * safely.
+ */
+int
+sockfile_listen(struct sockfile *sf, char *err, size_t len)
+{
+	struct sockdir	 d;
+	struct stat	 st;
+	uid_t		 uid, want_uid;
+	gid_t		 gid;
+	int		 fd;
+
+	if (lookup_ids(sf, &uid, &gid, err, len) == -1 ||
+	    open_directory(sf, uid, &d, err, len) == -1)
+		return (-1);
+	if (clear_name(sf, &d, err, len) == -1)
+		goto fail_dir;
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) == -1) {
+		snprintf(err, len, "socket: %s", strerror(errno));
+		goto fail_dir;
+	}
+	if (bind_socket(sf, fd, err, len) == -1)
+		goto fail_sock;
+	/*
+	 * bind() goes by the path: make sure it led to the directory we
+	 * checked, where the name now is our socket, which nobody else may
+	 * replace.  Otherwise leave the file where it landed, untouched.
+	 */
+	if (!same_directory(&d)) {
+		snprintf(err, len, "directory %s changed while starting; "
+		    "refusing to use it", d.dir);
+		goto fail_sock;
+	}
+
+	/* Owner and group before listen(): nobody can connect yet. */
+	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
+	    fchownat(d.fd, d.name, uid, gid, AT_SYMLINK_NOFOLLOW) == -1) {
+		snprintf(err, len, "cannot set the owner of %s: %s", sf->path,
+		    strerror(errno));
+		goto fail_file;
+	}
+	/* Check what we created, and fail closed if it is not that. */
+	want_uid = uid != (uid_t)-1 ? uid : geteuid();
+	if (fstatat(d.fd, d.name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+	    !S_ISSOCK(st.st_mode) || (st.st_mode & 07777) != sf->mode ||
+	    st.st_uid != want_uid || (gid != (gid_t)-1 && st.st_gid != gid)) {
+		snprintf(err, len, "%s does not have the mode or owner "
+		    "requested; refusing to use it", sf->path);
+		goto fail_file;
+	}
+	if (listen(fd, SOMAXCONN) == -1) {
+		snprintf(err, len, "listen %s: %s", sf->path, strerror(errno));
+		goto fail_file;
+	}
+	sf->uid = uid;
+	sf->gid = gid;
+	sf->dev = st.st_dev;
+	sf->ino = st.st_ino;
+	sf->dirfd = d.fd;
+	sf->made = 1;
+	return (fd);
+
+fail_file:
+	(void)unlinkat(d.fd, d.name, 0);
+fail_sock:
+	close(fd);
+fail_dir:
+	close(d.fd);
+	return (-1);
+}
+
+/*
+ * Remove the socket file, if it is still the one we created, through the
+ * directory opened at start-up.
+ */
+void
+sockfile_remove(struct sockfile *sf)
+{
+	const char	*slash = strrchr(sf->path, '/');
+	const char	*name = slash != NULL ? slash + 1 : sf->path;
+	struct stat	 st;
+
+	if (!sf->made)
+		return;
+	sf->made = 0;
+	if (fstatat(sf->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    st.st_dev == sf->dev && st.st_ino == sf->ino &&
+	    unlinkat(sf->dirfd, name, 0) == -1)
+		log_warning("uds:%s: cannot remove the socket: %s; the next "
+		    "start replaces it as a stale socket", sf->path,
+		    strerror(errno));
+	close(sf->dirfd);
+}
+
+/* Make a descriptor non-blocking; -1 on failure. */
+int
+platform_nonblock(int fd)
+{
+	int	 flags;
+
+	if ((flags = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1)
+		return (-1);
+	return (0);
+}
+
+/* Count the descriptors this process has open; -1 if unknown. */
+long
+platform_fds_in_use(void)
+{
+	DIR		*d;
+	struct dirent	*de;
+	long		 n = 0;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return (-1);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] != '.')
+			n++;
+	}
+	closedir(d);
+	return (n - 1);		/* less the one reading the directory */
+}
+
+/*
+ * Raise the soft limit on descriptors to the hard limit, so that the
+ * sessions fit; called before anything is opened.
+ */
+void
+platform_raise_nofile(void)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Block n signals: an orderly exit must not be cut short by one. */
+void
+platform_block_signals(const int *sigs, size_t n)
+{
+	sigset_t	 set;
+	size_t		 i;
+
+	sigemptyset(&set);
+	for (i = 0; i < n; i++)
+		sigaddset(&set, sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+/*
+ * From the start: no program the process runs gains privileges, and
+ * unless allow_core, no core dump or ptrace by the same user reads its
+ * memory, which holds TLS keys.  Return -1 on failure.
+ */
+int
+platform_harden(int allow_core, char *err, size_t len)
+{
+	struct rlimit	 none = { 0, 0 };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		snprintf(err, len, "cannot set no-new-privileges: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	if (allow_core)
+		return (0);
+	if (setrlimit(RLIMIT_CORE, &none) == -1 ||
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1) {
+		snprintf(err, len, "cannot turn core dumps off: %s",
+		    strerror(errno));
+		return (-1);
+	}
+	return (0);
+}
+
+/* Check that ids are the ones asked for, none root, with no way back. */
+static int
+check_dropped(uid_t uid, gid_t gid, char *err, size_t len)
+{
+	uid_t	 ruid, euid, suid;
+	gid_t	 rgid, egid, sgid;
+
+	if (getresuid(&ruid, &euid, &suid) == -1 ||
+	    getresgid(&rgid, &egid, &sgid) == -1) {
+		snprintf(err, len, "cannot read the ids after dropping "
+		    "privileges: %s", strerror(errno));
+		return (-1);
+	}
+	if (ruid != uid || euid != uid || suid != uid || rgid != gid ||
+	    egid != gid || sgid != gid || ruid == 0 || euid == 0 ||
+	    suid == 0 || rgid == 0 || egid == 0 || sgid == 0) {
+		snprintf(err, len, "after dropping privileges the ids are uid "
+		    "%lu/%lu/%lu gid %lu/%lu/%lu, not %lu and %lu without root; "
+		    "stopping", (unsigned long)ruid, (unsigned long)euid,
+		    (unsigned long)suid, (unsigned long)rgid,
+		    (unsigned long)egid, (unsigned long)sgid,
+		    (unsigned long)uid, (unsigned long)gid);
+		return (-1);
+	}
+	if (setuid(0) != -1 || setgid(0) != -1) {
+		snprintf(err, len, "after dropping privileges root could be "
+		    "regained; stopping");
+		return (-1);
+	}
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		snprintf(err, len, "no-new-privileges is not set; stopping");
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Drop to user and group (--user, --group), if given, in hitch's order
+ * (groups, gid, uid), and check that no id is root and there is no way
+ * back.  Return -1 with a one-line reason in err if that fails: the
+ * caller stops.
+ */
+int
+platform_drop(const char *user, const char *group, int allow_core, char *err,
+    size_t len)
+{
+	struct passwd	*pw = NULL;
+	uid_t		 uid;
+	gid_t		 gid;
+
+	if (user[0] == '\0') {
+		if (group[0] == '\0')
+			return (0);
+		snprintf(err, len, "--group needs --user");
+		return (-1);
+	}
+	if (parse_uid(user, &uid) == -1) {
+		snprintf(err, len, "--user %s: no such user", user);
+		return (-1);
+	}
+	pw = getpwuid(uid);
+	if (group[0] != '\0') {
+		if (parse_gid(group, &gid) == -1) {
+			snprintf(err, len, "--group %s: no such group",
+			    group);
+			return (-1);
+		}
+	} else if (pw != NULL)
+		gid = pw->pw_gid;
+	else {
+		snprintf(err, len, "--user %s has no entry in the user "
+		    "database: give --group too", user);
+		return (-1);
+	}
+
+	/* The user's own groups, or only the group given. */
+	if ((pw != NULL ? initgroups(pw->pw_name, gid) :
+	    setgroups(1, &gid)) == -1 || setgid(gid) == -1 ||
+	    setuid(uid) == -1) {
+		snprintf(err, len, "cannot drop privileges to user %s: %s%s",
+		    user, strerror(errno), errno == EPERM ?
+		    " (--user needs dsroute to start as root)" : "");
+		return (-1);
+	}
+	if (check_dropped(uid, gid, err, len) == -1)
+		return (-1);
+	/* Changing ids made the process undumpable; undo that if asked. */
+	if (allow_core)
+		(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	log_info("running as uid %lu, gid %lu (--user %s)",
+	    (unsigned long)uid, (unsigned long)gid, user);
 	return (0);
 }

@@ -35,7 +35,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "dsroute.h"
+#include "router/acl.h"
+#include "router/identity.h"
+#include "router/ipc.h"
+#include "router/util.h"
 
 #define DUMP_PATH_MAX	4096
 
@@ -86,6 +89,8 @@ struct acl_policy {
 	uint32_t		 max_buffer_mb;	/* 0: no cap */
 	struct grant		*advertisers;	/* advertise=PRINCIPAL */
 	size_t			 nadvertisers;
+	struct allow_rule	*allow;		/* allow-cn=, -san=, -fp= */
+	int			 nallow;
 	int			 advertise_any;	/* advertise=any */
 	int			 advertise_none; /* advertise=none */
 };
@@ -157,6 +162,7 @@ acl_policy_free(struct acl_policy *p)
 		free(p->advertisers[i].label);
 	}
 	free(p->advertisers);
+	free(p->allow);
 	free(p->grants);
 	free(p->rules);
 	free(p->dump_dir);
@@ -581,6 +587,61 @@ acl_add_advertiser(struct acl_policy **pp, const char *v, char *err,
 		return (0);
 	}
 	return (grant_append(&p->advertisers, &p->nadvertisers, &g, err, len));
+}
+
+/*
+ * allow-cn=, allow-san=, allow-fp=: the identity allow-list of a
+ * listener whose peers have identities (TLS).  Off it, nothing goes.
+ */
+int
+acl_add_allow(struct acl_policy **pp, enum allow_kind kind, const char *v,
+    char *err, size_t len)
+{
+	struct acl_policy	*p;
+	struct allow_rule	 rule, *rules;
+
+	if (identity_rule_parse(kind, v, &rule, err, len) == -1)
+		return (-1);
+	if ((p = policy_get(pp, err, len)) == NULL)
+		return (-1);
+	if ((rules = reallocarray(p->allow, p->nallow + 1,
+	    sizeof(*rules))) == NULL) {
+		snprintf(err, len, "out of memory");
+		return (-1);
+	}
+	p->allow = rules;
+	p->allow[p->nallow++] = rule;
+	return (0);
+}
+
+/* The allow-list of a policy, its length in *n. */
+const struct allow_rule *
+acl_allow_list(const struct acl_policy *p, int *n)
+{
+	*n = p != NULL ? p->nallow : 0;
+	return (p != NULL ? p->allow : NULL);
+}
+
+/*
+ * Apply the allow-list of a listener's policy to a peer's identity (NULL:
+ * none).  Return 1 with a denial in d if the peer is not on it, 0 if there
+ * is no list or it is on it.
+ */
+int
+acl_check_allow_list(const struct acl_policy *p, const struct identity *id,
+    struct acl_decision *d)
+{
+	if (p == NULL || p->nallow == 0 ||
+	    (id != NULL && identity_match(id, p->allow, p->nallow) != -1))
+		return (0);
+	memset(d, 0, sizeof(*d));
+	d->hresult = HRESULT_ACCESS_DENIED;
+	d->role = ACL_NONE;
+	d->role_from = "allow-list";
+	d->rule = "allow-list";
+	d->reason = id == NULL ? "no client certificate, and the listener "
+	    "has an allow-list" : "identity not on the allow-list";
+	return (1);
 }
 
 /* Whether the policy says anything about who may advertise. */

@@ -27,7 +27,11 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "dsroute.h"
+#include "platform/platform.h"
+#include "router/engine.h"
+#include "router/frontend.h"
+#include "router/log.h"
+#include "router/util.h"
 
 #define CHILD_OUTPUT_MAX	(64 * 1024)	/* stdout kept for the caller */
 #define CHILD_LINE_MAX		4096
@@ -209,7 +213,7 @@ child_spawn(struct child *c, char *const argv[])
 	c->fd[0] = out[0];
 	c->fd[1] = err[0];
 	for (i = 0; i < 2; i++) {
-		(void)socket_nonblock(c->fd[i]);
+		(void)platform_nonblock(c->fd[i]);
 		event_assign(&c->ev[i], base, c->fd[i], EV_READ | EV_PERSIST,
 		    child_read, c);
 		event_add(&c->ev[i], NULL);

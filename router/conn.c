@@ -21,7 +21,9 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "dsroute.h"
+#include "router/engine.h"
+#include "router/log.h"
+#include "transports/transport.h"
 
 static void	 conn_event(evutil_socket_t, short, void *);
 static void	 conn_connected(struct conn *);
@@ -80,7 +82,7 @@ conn_move(struct conn *dst, struct conn *src)
 	dst->fd = src->fd;
 	dst->endpoint = src->endpoint;
 	dst->transport = src->transport;
-	dst->tls = src->tls;
+	dst->tstate = src->tstate;
 	memcpy(dst->peer, src->peer, sizeof(dst->peer));
 	dst->identity = src->identity;
 	dst->have_cred = src->have_cred;
@@ -90,7 +92,7 @@ conn_move(struct conn *dst, struct conn *src)
 	dst->counted = src->counted;
 	conn_set_events(dst);
 	src->fd = -1;
-	src->tls = NULL;
+	src->tstate = NULL;
 	src->identity = NULL;
 	src->counted = NULL;
 	src->rev_added = src->wev_added = 0;
@@ -108,7 +110,7 @@ conn_close(struct conn *c)
 		event_del(&c->wev);
 	c->rev_added = c->wev_added = 0;
 	c->transport->teardown(c);
-	c->tls = NULL;
+	c->tstate = NULL;
 	free(c->identity);
 	c->identity = NULL;
 	close(c->fd);

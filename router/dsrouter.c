@@ -3,7 +3,7 @@
 /*
  * The dotnet-dsrouter command line: its four commands and four presets,
  * with its options spelled every way System.CommandLine takes them, made
- * into routes for dsroute_run().  Around the routes it does what
+ * into routes for the daemon (daemon_run()).  Around the routes it does what
  * dotnet-dsrouter does: a default IPC socket that `dotnet-trace -p PID`
  * and `dotnet-trace ps` find, quitting on Q when a tool launched it or a
  * person types it, blocked signals, the runtime timeout and the port
@@ -31,7 +31,14 @@
 #include <event2/util.h>
 
 #include "platform/platform.h"
-#include "dsroute.h"
+#include "router/daemon.h"
+#include "router/endpoint.h"
+#include "router/engine.h"
+#include "router/frontend.h"
+#include "router/log.h"
+#include "router/settings.h"
+#include "router/util.h"
+#include "transports/transport.h"
 
 #define QUIT_GRACE_MS		500	/* a launching tool kills us at 1 s */
 #define PARENT_CHECK_MS		1000
@@ -158,12 +165,17 @@ static int		 watch_stdin;
 static int		 runtime_available;
 static struct event	 stdin_ev, timeout_ev, parent_ev, sigquit_ev;
 
+static char		**args;		/* the rewritten command line */
+
 static void	 dsrouter_start(void);
 static void	 dsrouter_stop(void);
+static int	 dsrouter_status(int);
 
-static const struct frontend dsrouter_frontend = {
+static const struct frontend dsrouter = {
+	.name = "dotnet-dsrouter",
 	.start = dsrouter_start,
 	.stop = dsrouter_stop,
+	.status = dsrouter_status,
 };
 
 static void __dead
@@ -218,8 +230,8 @@ usage(int status)
 }
 
 /* Return non-zero if name is a dotnet-dsrouter command or preset. */
-int
-dsrouter_is_command(const char *name)
+static int
+is_command(const char *name)
 {
 	size_t	 i;
 
@@ -308,13 +320,15 @@ rewrite_args(int argc, char *argv[], const char *label)
 }
 
 static void
-free_args(char **args)
+free_args(char **list)
 {
 	char	**p;
 
-	for (p = args; *p != NULL; p++)
+	if (list == NULL)
+		return;
+	for (p = list; *p != NULL; p++)
 		free(*p);
-	free(args);
+	free(list);
 }
 
 /* Whole seconds for --runtime-timeout; -1, its default, means none. */
@@ -377,7 +391,7 @@ check_value(const char *option, const char *v)
 
 /* A TCP address as dotnet-dsrouter takes it: also tcp:// and net.tcp://. */
 static const char *
-tcp_address(const char *option, char *v)
+tcp_option(const char *option, char *v)
 {
 	size_t	 len;
 
@@ -424,11 +438,11 @@ parse_options(int argc, char *argv[])
 			break;
 		case OPT_TCP_CLIENT:
 			need(O_TCPC, "--tcp-client");
-			tcp_client = tcp_address("tcp-client", optarg);
+			tcp_client = tcp_option("tcp-client", optarg);
 			break;
 		case OPT_TCP_SERVER:
 			need(O_TCPS, "--tcp-server");
-			tcp_server = tcp_address("tcp-server", optarg);
+			tcp_server = tcp_option("tcp-server", optarg);
 			break;
 		case OPT_RUNTIME_TIMEOUT:
 			if (parse_seconds(optarg, &runtime_timeout_s) == -1)
@@ -647,7 +661,7 @@ quit(const char *why)
 	log_info("%s: stopping", why);
 	if (parent != NULL && settings.shutdown_timeout_ms > QUIT_GRACE_MS)
 		settings.shutdown_timeout_ms = QUIT_GRACE_MS;
-	dsroute_shutdown();
+	daemon_shutdown();
 }
 
 /* Standard input: q or Q quits; its end does not. */
@@ -679,7 +693,7 @@ timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	log_info("No runtime connected before timeout.");
 	log_info("Starting automatic shutdown.");
-	dsroute_shutdown();
+	daemon_shutdown();
 }
 
 /* The tool that launched us is gone when we have another parent. */
@@ -705,7 +719,6 @@ static void
 app_address(char *host, size_t len, int *port)
 {
 	struct endpoint	*ep = &main_route->endpoint[SIDE_REMOTE];
-	char		 name[INET6_ADDRSTRLEN + 16], *colon;
 
 	if (cmd->address != NULL) {
 		snprintf(host, len, "%s", cmd->app_host);
@@ -717,23 +730,11 @@ app_address(char *host, size_t len, int *port)
 		*port = forward.device_port;
 		return;
 	}
-	sockaddr_name((struct sockaddr *)&ep->addr, ep->addrlen, name,
-	    sizeof(name));
-	if ((colon = strrchr(name, ':')) == NULL) {
-		snprintf(host, len, "%s", name);
+	if (tcp_address(ep, host, len, port) == -1) {
+		snprintf(host, len, "?");
 		*port = 0;
-		return;
-	}
-	*colon = '\0';
-	*port = atoi(colon + 1);
-	if (name[0] == '[') {
-		name[strlen(name) - 1] = '\0';
-		memmove(name, name + 1, strlen(name));
-	}
-	if (strcmp(name, "0.0.0.0") == 0 || strcmp(name, "::") == 0)
+	} else if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
 		snprintf(host, len, "THIS-HOST");
-	else
-		snprintf(host, len, "%s", name);
 }
 
 /* Print dotnet-dsrouter's --info text for the main route. */
@@ -753,11 +754,11 @@ print_info(void)
 		    (long)getpid());
 	else if (ipc->role == ROLE_LISTEN)
 		snprintf(tool, sizeof(tool), "dotnet-trace collect "
-		    "--diagnostic-port %s,connect", ipc->path);
+		    "--diagnostic-port %s,connect", uds_path(ipc));
 	else
 		snprintf(tool, sizeof(tool), "dotnet-trace collect "
 		    "--diagnostic-port %s   (start it before the application)",
-		    ipc->path);
+		    uds_path(ipc));
 	/* A tool that launched us knows how it connects. */
 	if (parent != NULL)
 		tool_line = NULL;
@@ -772,7 +773,8 @@ dsrouter_start(void)
 	struct endpoint	*tcp = &main_route->endpoint[SIDE_REMOTE];
 	struct timeval	 tv;
 
-	if (tcp->role == ROLE_LISTEN && !endpoint_is_loopback(tcp))
+	if (tcp->role == ROLE_LISTEN &&
+	    tcp->transport->exposure(tcp) != EXPOSURE_NONE)
 		log_warning("Binding tcp server endpoint to anything except "
 		    "loopback interface (localhost, 127.0.0.1 or [::1]) is NOT "
 		    "recommended. Any connections towards tcp server endpoint "
@@ -862,14 +864,38 @@ parse_parent(void)
 		parent_pid = (pid_t)pid;
 }
 
-/* The dotnet-dsrouter command line: argv[1] is the command. */
+/*
+ * Whether the command line is dotnet-dsrouter's: dsroute runs under that
+ * name, or its first argument is one of its commands.
+ */
 int
-dsrouter_main(int argc, char *argv[])
+dsrouter_wanted(int argc, char *argv[])
+{
+	const char	*name = strrchr(argv[0], '/');
+
+	name = name != NULL ? name + 1 : argv[0];
+	return (strcmp(name, "dotnet-dsrouter") == 0 ||
+	    (argc > 1 && is_command(argv[1])));
+}
+
+/* The exit status: 1 if iproxy ended, since the device was lost. */
+static int
+dsrouter_status(int rv)
+{
+	free_args(args);
+	args = NULL;
+	return (forward.failed ? 1 : rv);
+}
+
+/*
+ * The dotnet-dsrouter command line: argv[1] is the command.  Make its
+ * routes and return the front end for the daemon.
+ */
+const struct frontend *
+dsrouter_frontend(int argc, char *argv[])
 {
 	char	 label[64], err[512];
-	char	**args;
 	size_t	 i;
-	int	 rv;
 
 	if (argc < 2)
 		usage(1);
@@ -929,8 +955,5 @@ dsrouter_main(int argc, char *argv[])
 	if (sigprocmask(SIG_BLOCK, &blocked, NULL) == -1)
 		fatalx("--block-signals: %s", strerror(errno));
 
-	frontend = &dsrouter_frontend;
-	rv = dsroute_run();
-	free_args(args);
-	return (forward.failed ? 1 : rv);
+	return (&dsrouter);
 }

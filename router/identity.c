@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * TLS peer identities and the allow-lists of TLS listeners.
+ * TLS peer identities and the rules of allow-lists that name them (the
+ * access control, acl.c, applies the lists).
  *
  * A rule names one field of a verified certificate: the subject CN, one
  * subject alternative name of a given type, or the SHA-256 fingerprint of
@@ -30,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsroute.h"
+#include "router/identity.h"
 
 static const struct {
 	const char	*prefix;
@@ -324,26 +325,4 @@ identity_describe(const struct identity *id, char *buf, size_t len)
 	for (i = 0; i < 8; i++)
 		snprintf(buf + strlen(buf), len - strlen(buf), "%02x",
 		    id->fingerprint[i]);
-}
-
-/*
- * Apply the allow-list of the endpoint a conn was accepted on.  Return 1
- * with a denial in v if the peer is not on it, 0 if it may go on.
- */
-int
-identity_judge(const struct conn *c, struct verdict *v)
-{
-	const struct endpoint	*ep = c->endpoint;
-
-	if (ep == NULL || ep->nallow == 0)
-		return (0);
-	if (c->identity != NULL &&
-	    identity_match(c->identity, ep->allow, ep->nallow) != -1)
-		return (0);
-	v->allow = 0;
-	v->hresult = HRESULT_ACCESS_DENIED;
-	v->rule = "allow-list";
-	v->reason = c->identity == NULL ? "no client certificate, and the "
-	    "listener has an allow-list" : "identity not on the allow-list";
-	return (1);
 }

@@ -12,7 +12,6 @@
 
 #include <sys/types.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,7 +20,12 @@
 #include <unistd.h>
 
 #include "platform/platform.h"
-#include "dsroute.h"
+#include "router/acl.h"
+#include "router/engine.h"
+#include "router/identity.h"
+#include "router/log.h"
+#include "router/util.h"
+#include "transports/transport.h"
 
 /*
  * dsroute's own uid, asked once: sessions start only after any privilege
@@ -48,17 +52,13 @@ runtime_uid(struct session *s, uid_t *uid)
 {
 	struct conn	*rt = &s->conn[OTHER_SIDE(s->tool_side)];
 	struct endpoint	*ep = &s->route->endpoint[rt->side];
-	struct stat	 st;
 
 	if (rt->fd != -1 && rt->have_cred) {
 		*uid = rt->uid;
 		return (1);
 	}
-	if (ep->type != ENDPOINT_UDS || lstat(ep->path, &st) == -1 ||
-	    !S_ISSOCK(st.st_mode))
-		return (0);
-	*uid = st.st_uid;
-	return (1);
+	return (ep->transport->file_owner != NULL &&
+	    ep->transport->file_owner(ep, uid));
 }
 
 /* Describe the peer for the audit line: credentials, address or identity. */
@@ -136,10 +136,11 @@ static void
 peer_of(struct session *s, struct conn *c, struct acl_peer *peer)
 {
 	struct endpoint		*ep = &s->route->endpoint[c->side];
+	struct endpoint_ids	 ids;
 	socklen_t		 salen = sizeof(peer->addr);
 
 	memset(peer, 0, sizeof(*peer));
-	peer->local = ep->type == ENDPOINT_UDS;
+	peer->local = ep->transport->local;
 	peer->have_cred = c->have_cred;
 	peer->uid = c->uid;
 	peer->gid = c->gid;
@@ -152,25 +153,21 @@ peer_of(struct session *s, struct conn *c, struct acl_peer *peer)
 		return;
 	}
 	peer->pid = peer->own_pid = c->pid;
-	peer->have_owner = ep->owner != NULL;
-	peer->owner_uid = ep->owner_uid;
-	peer->have_group = ep->group != NULL;
-	peer->group_gid = ep->group_gid;
+	if (ep->transport->granted_ids != NULL) {
+		ep->transport->granted_ids(ep, &ids);
+		peer->have_owner = ids.have_uid;
+		peer->owner_uid = ids.uid;
+		peer->have_group = ids.have_gid;
+		peer->group_gid = ids.gid;
+	}
 }
 
-/* A TLS listener's allow-list comes first: off it, nothing goes. */
+/* A listener's allow-list comes first: off it, nothing goes. */
 static int
-off_allow_list(struct conn *c, struct verdict *v, struct acl_decision *d)
+off_allow_list(struct session *s, struct conn *c, struct acl_decision *d)
 {
-	if (!identity_judge(c, v))
-		return (0);
-	memset(d, 0, sizeof(*d));
-	d->hresult = v->hresult;
-	d->role = ACL_NONE;
-	d->role_from = "allow-list";
-	d->rule = v->rule;
-	d->reason = v->reason;
-	return (1);
+	return (acl_check_allow_list(s->route->endpoint[c->side].policy,
+	    c->identity, d));
 }
 
 static void
@@ -185,7 +182,7 @@ verdict_of(const struct acl_decision *d, struct verdict *v)
 /* Decide on the first message of the session's tool, and audit it. */
 void
 judge_command(struct session *s, const uint8_t *msg, size_t len,
-    const struct greeting *g, struct verdict *v)
+    struct verdict *v)
 {
 	struct conn		*tool = &s->conn[s->tool_side];
 	struct endpoint		*ep = &s->route->endpoint[s->tool_side];
@@ -198,7 +195,7 @@ judge_command(struct session *s, const uint8_t *msg, size_t len,
 	/* Only a local peer's role can depend on the runtime's uid. */
 	if (peer.local)
 		peer.have_runtime_uid = runtime_uid(s, &peer.runtime_uid);
-	if (off_allow_list(tool, v, &d))
+	if (off_allow_list(s, tool, &d))
 		;
 	else if (other->role == ROLE_CONNECT && other->peer == PEER_TOOL) {
 		/* The other side is a tool that listens: no runtime there. */
@@ -234,7 +231,7 @@ judge_advertise(struct session *s, struct conn *rt, struct verdict *v)
 	/* The pid the peer knows itself by, to compare with its claim. */
 	if (peer.pid != 0 && proc_info_get(peer.pid, 1, &pi) == 0)
 		peer.own_pid = pi.own_pid;
-	if (off_allow_list(rt, v, &d))
+	if (off_allow_list(s, rt, &d))
 		;
 	else if (other->role == ROLE_CONNECT && other->peer != PEER_TOOL) {
 		memset(&d, 0, sizeof(d));

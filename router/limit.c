@@ -20,7 +20,6 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -29,7 +28,12 @@
 
 #include <event2/util.h>
 
-#include "dsroute.h"
+#include "platform/platform.h"
+#include "router/engine.h"
+#include "router/identity.h"
+#include "router/log.h"
+#include "router/settings.h"
+#include "router/util.h"
 
 #define PEER_BUCKETS		1024
 #define FD_RESERVE		16	/* probes, reloads, a helper's pipes */
@@ -289,39 +293,6 @@ limit_same_peer(const struct conn *a, const struct conn *b)
 	return (a->counted != NULL && a->counted == b->counted);
 }
 
-/* Count the descriptors this process has open. */
-static long
-fds_in_use(void)
-{
-	DIR		*d;
-	struct dirent	*de;
-	long		 n = 0;
-
-	if ((d = opendir("/proc/self/fd")) == NULL)
-		return (-1);
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] != '.')
-			n++;
-	}
-	closedir(d);
-	return (n - 1);		/* less the one reading the directory */
-}
-
-/*
- * Raise the soft limit on descriptors to the hard limit, so that the
- * sessions fit; called before anything is opened.
- */
-void
-limit_raise_nofile(void)
-{
-	struct rlimit	 rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 /*
  * Check that --max-sessions fits in the descriptors left once the routes
  * are open (counted at start-up, not again on a reload), two per session;
@@ -336,7 +307,7 @@ limit_budget(void)
 	long		 room, fit;
 
 	if (used == -1)
-		used = fds_in_use();
+		used = platform_fds_in_use();
 	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || used == -1)
 		return;
 	room = rl.rlim_cur == RLIM_INFINITY ? LONG_MAX :
@@ -349,7 +320,7 @@ limit_budget(void)
 		    FDS_PER_SESSION, settings.max_sessions_per_peer);
 		return;
 	}
-	if (settings.max_sessions_given) {
+	if (settings_given(&settings, "max-sessions")) {
 		log_warning("descriptors: limit %ld, %ld open: room for %ld "
 		    "sessions, not the %d of --max-sessions; accepting "
 		    "pauses when descriptors run out", (long)rl.rlim_cur,

@@ -9,13 +9,18 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsroute.h"
+#include "router/log.h"
+#include "router/util.h"
 
 static enum log_level	 log_level = LL_INFO;
+
+static void	 log_vmsg(enum log_level, const char *, va_list)
+		    __attribute__((__format__(__printf__, 2, 0)));
 
 static const struct {
 	const char	*name;
@@ -58,7 +63,7 @@ log_enabled(enum log_level level)
 }
 
 /* Format the line once and hand it to stderr in one write. */
-void
+static void
 log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
 	char	 line[2048];

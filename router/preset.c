@@ -24,7 +24,11 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "dsroute.h"
+#include "router/daemon.h"
+#include "router/engine.h"
+#include "router/frontend.h"
+#include "router/log.h"
+#include "router/util.h"
 
 #define ADB_CHECK_MS		5000	/* as dotnet-dsrouter re-asserts it */
 #define ADB_TIMEOUT_MS		15000	/* adb may have to start its server */
@@ -340,7 +344,7 @@ iproxy_ended(struct child *c, int status, struct evbuffer *output)
 	    "reach; stopping", status == -1 ? "status" : "exit status",
 	    status, fw->device_port);
 	fw->failed = 1;
-	dsroute_shutdown();
+	daemon_shutdown();
 }
 
 /* Start forwarding, once the routes listen. */
@@ -378,7 +382,7 @@ forward_start(struct forward *fw)
 		fw->child.arg = fw;
 		if (child_spawn(&fw->child, argv) == -1) {
 			fw->failed = 1;
-			dsroute_shutdown();
+			daemon_shutdown();
 			return;
 		}
 		log_info("iproxy: 127.0.0.1:%d here reaches the iOS device's "

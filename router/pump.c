@@ -25,7 +25,11 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "dsroute.h"
+#include "router/engine.h"
+#include "router/log.h"
+#include "router/settings.h"
+#include "router/util.h"
+#include "transports/transport.h"
 
 /* Large reads are what make a relay fast (see bench/README.md). */
 static uint8_t	 scratch[256 * 1024];
@@ -134,7 +138,7 @@ maybe_shutdown(struct conn *c)
 	 * plain socket (no transport state, such as a TLS close_notify to
 	 * send) close() sends the same FIN: spare the system call.
 	 */
-	if (c->eof && src->shut && c->tls == NULL) {
+	if (c->eof && src->shut && c->transport->plain) {
 		c->shut = 1;
 		return;
 	}
@@ -185,9 +189,11 @@ pump_eof(struct conn *c)
 }
 
 /*
- * Read what c has to say into its peer.  One read per readiness event:
- * the loop polls again, and a read that would block costs a system call.
- * Return -1 if the session closed.
+ * Read what c has to say into its peer: one read per call.  Reading on
+ * until the socket would block costs a system call that finds nothing;
+ * instead the loop calls again while the socket stays readable, and for
+ * input a transport holds (TLS) read_held_input wakes it.  A full peer
+ * queue throttles c instead.  Return -1 if the session closed.
  */
 int
 pump_read(struct conn *c)
@@ -239,8 +245,10 @@ pump_read(struct conn *c)
 }
 
 /*
- * Write what is queued for c.  Resume the source once the queue falls
- * below the low water mark.  Return -1 if the session closed.
+ * Write what is queued for c; once the queue falls below the low water
+ * mark, let its throttled source read again.  When the queue is empty,
+ * pass on a half-close (or, after an error frame, end our side).  Return
+ * -1 if the session closed.
  */
 int
 pump_write(struct conn *c)
@@ -302,7 +310,7 @@ pump_start(struct session *s)
 	struct conn	*rt = &s->conn[OTHER_SIDE(s->tool_side)];
 	struct timeval	 tv;
 
-	s->state = S_PUMP;
+	session_set_state(s, S_PUMP);
 	evtimer_del(&s->timer);
 	if (settings.idle_timeout_ms > 0) {
 		s->last_io = now_ms();

@@ -20,16 +20,26 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
-#include "dsroute.h"
+#include "router/acl.h"
+#include "router/endpoint.h"
+#include "router/engine.h"
+#include "router/log.h"
+#include "router/settings.h"
+#include "router/util.h"
+#include "transports/transport.h"
 
 #define ACCEPT_PAUSE_MS		250
 
+/* The engine's event loop and its routes: the daemon makes and runs them. */
+struct event_base	*base;
 struct route_list	 routes = TAILQ_HEAD_INITIALIZER(routes);
+int			 draining;
+
 static int		 paused_listeners;
 
 static const char *const side_names[] = { "local", "remote" };
 
-const char *
+static const char *
 route_mode_name(enum route_mode mode)
 {
 	switch (mode) {
@@ -49,18 +59,8 @@ route_mode_name(enum route_mode mode)
 static void
 decide_role(struct endpoint *ep)
 {
-	if (ep->role != ROLE_AUTO)
-		return;
-	if (ep->type == ENDPOINT_UDS && uds_probe(ep->path) == 1) {
-		ep->role = ROLE_CONNECT;
-		ep->why = "a listener is already at the path";
-	} else if (ep->type == ENDPOINT_UDS) {
-		ep->role = ROLE_LISTEN;
-		ep->why = "nothing is listening at the path";
-	} else {
-		ep->role = ROLE_LISTEN;
-		ep->why = "network endpoints listen unless ,connect is given";
-	}
+	if (ep->role == ROLE_AUTO)
+		ep->transport->auto_role(ep);
 }
 
 /*
@@ -213,7 +213,8 @@ listener_open(struct route *r, int side, char *err, size_t len)
 	if (l->evl == NULL) {
 		snprintf(err, len, "%s: cannot watch the listener", ep->name);
 		close(fd);
-		ep->transport->unlisten(ep);
+		if (ep->transport->unlisten != NULL)
+			ep->transport->unlisten(ep);
 		return (-1);
 	}
 	evconnlistener_set_error_cb(l->evl, accept_error_cb);
@@ -269,6 +270,34 @@ route_recheck(struct route *r, int ms)
 }
 
 /*
+ * Refuse a listener that anyone beyond this host reaches in plaintext,
+ * unless --unsafe-listen; warn of one that authenticates nobody.
+ */
+static int
+exposed(struct endpoint *ep, char *err, size_t len)
+{
+	if (ep->transport->exposure == NULL)
+		return (0);
+	switch (ep->transport->exposure(ep)) {
+	case EXPOSURE_NONE:
+		break;
+	case EXPOSURE_WARN:
+		log_warning("%s: verify=none: anyone who reaches it can "
+		    "control the runtime", ep->name);
+		break;
+	case EXPOSURE_REFUSE:
+		if (settings.unsafe_listen)
+			break;
+		snprintf(err, len, "%s: refusing to listen for plaintext "
+		    "beyond loopback: anyone who reaches it could control the "
+		    "runtime; listen on 127.0.0.1 (with kubectl port-forward "
+		    "or ssh -L) or pass --unsafe-listen", ep->spec);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
  * Resolve the endpoints, decide their roles, refuse unsafe listeners and
  * start listening.  On error, return -1 with a one-line reason in err.
  */
@@ -287,33 +316,22 @@ route_start(struct route *r, char *err, size_t len)
 
 	for (side = 0; side < 2; side++) {
 		ep = &r->endpoint[side];
-		if (endpoint_resolve(ep, why, sizeof(why)) == -1) {
+		if (ep->transport->resolve != NULL &&
+		    ep->transport->resolve(ep, why, sizeof(why)) == -1) {
 			snprintf(err, len, "%s: %s", ep->spec, why);
 			return (-1);
 		}
 		decide_role(ep);
-		if (ep->type == ENDPOINT_TCP && ep->role == ROLE_LISTEN &&
-		    !endpoint_is_loopback(ep) && !settings.unsafe_listen) {
-			snprintf(err, len, "%s: refusing to listen for "
-			    "plaintext TCP beyond loopback: anyone who reaches "
-			    "it could control the runtime; listen on "
-			    "127.0.0.1 (with kubectl port-forward or ssh -L) "
-			    "or pass --unsafe-listen", ep->spec);
+		if (exposed(ep, err, len) == -1)
 			return (-1);
-		}
 	}
 	for (side = 0; side < 2; side++) {
 		ep = &r->endpoint[side];
-		if (ep->type != ENDPOINT_TLS)
-			continue;
-		if (tls_prepare(ep, why, sizeof(why)) == -1) {
+		if (ep->transport->prepare != NULL &&
+		    ep->transport->prepare(ep, why, sizeof(why)) == -1) {
 			snprintf(err, len, "%s: %s", ep->name, why);
 			return (-1);
 		}
-		if (ep->role == ROLE_LISTEN && ep->verify == VERIFY_NONE &&
-		    !endpoint_is_loopback(ep))
-			log_warning("%s: verify=none: anyone who reaches it "
-			    "can control the runtime", ep->name);
 	}
 	if (r->endpoint[SIDE_LOCAL].role == ROLE_CONNECT)
 		r->mode = r->endpoint[SIDE_REMOTE].role == ROLE_CONNECT ?
@@ -342,16 +360,10 @@ static void
 describe_endpoint(struct route *r, int side)
 {
 	struct endpoint	*ep = &r->endpoint[side];
-	static const char *const verify_names[] = { "required", "required",
-	    "optional", "none" };
 	char		 extra[96] = "";
 
-	if (ep->type == ENDPOINT_UDS && ep->role == ROLE_LISTEN)
-		snprintf(extra, sizeof(extra), ", mode %04o",
-		    (unsigned)ep->mode);
-	else if (ep->type == ENDPOINT_TLS)
-		snprintf(extra, sizeof(extra), ", %s, verify %s",
-		    tls_library(), verify_names[ep->verify]);
+	if (ep->transport->describe != NULL)
+		ep->transport->describe(ep, extra, sizeof(extra));
 	log_info("%s %s: %s (%s)%s", side_names[side], ep->name,
 	    ep->role == ROLE_LISTEN ? "listening" : "connecting per session",
 	    ep->why, extra);
@@ -360,66 +372,10 @@ describe_endpoint(struct route *r, int side)
 		    "tool that listens for runtimes" : "runtime", ep->peer_why);
 }
 
-/* The .NET SDK's MSBuild properties for a mobile runtime at addr. */
-static void
-describe_msbuild(const char *addr, const char *mode)
-{
-	const char	*colon = strrchr(addr, ':');
-	int		 v6 = addr[0] == '[';
-
-	log_info("  ... built with the .NET SDK: -p:DiagnosticAddress=%.*s "
-	    "-p:DiagnosticPort=%s -p:DiagnosticListenMode=%s",
-	    (int)(colon - addr) - 2 * v6, addr + v6, colon + 1, mode);
-}
-
-/* Print the settings a runtime or a tool needs to use an endpoint. */
-static void
-describe_use(struct route *r, int side)
-{
-	struct endpoint	*ep = &r->endpoint[side];
-	const char	*addr = ep->name + 4;	/* past "uds:" or "tcp:" */
-	struct default_name	 dn;
-
-	if (ep->type == ENDPOINT_UDS && ep->role == ROLE_LISTEN) {
-		log_info("  runtime on this host: "
-		    "DOTNET_DiagnosticPorts=%s,nosuspend (or ,suspend to wait "
-		    "for a tool at start-up)", ep->path);
-		log_info("  tool on this host: dotnet-trace collect "
-		    "--diagnostic-port %s,connect", ep->path);
-	} else if (ep->type == ENDPOINT_UDS) {
-		if (ipc_default_socket_parse(ep->path, 0, &dn))
-			log_info("  %s is the default diagnostic port of "
-			    "process %ld", ep->path, dn.pid);
-		else
-			log_info("  a runtime's port, or a tool listening: "
-			    "dotnet-trace collect --diagnostic-port %s",
-			    ep->path);
-	} else if (ep->type == ENDPOINT_TLS && ep->role == ROLE_LISTEN) {
-		log_info("  tools on another host: dsroute "
-		    "uds:/tmp/dsroute.sock tls:THIS-HOST:%s,connect,ca=CA,"
-		    "cert=CERT,key=KEY, then dotnet-trace collect "
-		    "--diagnostic-port /tmp/dsroute.sock,connect",
-		    strrchr(addr, ':') + 1);
-	} else if (ep->type == ENDPOINT_TLS) {
-		log_info("  another dsroute listening for TLS there");
-	} else if (ep->role == ROLE_LISTEN) {
-		log_info("  tools on another host: dsroute "
-		    "uds:/tmp/dsroute.sock tcp:THIS-HOST:%s,connect, then "
-		    "dotnet-trace collect --diagnostic-port "
-		    "/tmp/dsroute.sock,connect", ep->port[0] == '0' ?
-		    strrchr(addr, ':') + 1 : ep->port);
-		log_info("  a mobile runtime: DOTNET_DiagnosticPorts=%s,connect",
-		    addr);
-		describe_msbuild(addr, "connect");
-	} else {
-		log_info("  a runtime listening on TCP "
-		    "(DOTNET_DiagnosticPorts=%s,listen on a mobile device), or "
-		    "another dsroute listening there", addr);
-		describe_msbuild(addr, "listen");
-	}
-}
-
-/* Log what the route does, and the lines that make a runtime and a tool use it. */
+/*
+ * Log what the route does, and the lines that make a runtime and a tool
+ * use it.
+ */
 void
 route_describe(struct route *r)
 {
@@ -445,8 +401,10 @@ route_describe(struct route *r)
 		    "bytes: a runtime's advertise or a tool's command");
 		break;
 	}
-	for (side = 0; side < 2; side++)
-		describe_use(r, side);
+	for (side = 0; side < 2; side++) {
+		if (r->endpoint[side].transport->howto != NULL)
+			r->endpoint[side].transport->howto(&r->endpoint[side]);
+	}
 }
 
 /* Stop accepting, and remove the socket files we created. */
@@ -467,7 +425,9 @@ route_stop_listening(struct route *r)
 		evtimer_del(&l->backoff);
 		evconnlistener_free(l->evl);
 		l->evl = NULL;
-		r->endpoint[side].transport->unlisten(&r->endpoint[side]);
+		if (r->endpoint[side].transport->unlisten != NULL)
+			r->endpoint[side].transport->unlisten(
+			    &r->endpoint[side]);
 	}
 	evtimer_del(&r->offer_timer);
 	evtimer_del(&r->recheck_timer);
@@ -506,12 +466,18 @@ route_new(const char *name, const char *local, const char *remote,
 void
 route_free(struct route *r)
 {
+	int	 side;
+
 	if (r->started) {
 		route_stop_listening(r);
 		runtime_drop_all(r);
 	}
-	tls_release(&r->endpoint[SIDE_LOCAL]);
-	tls_release(&r->endpoint[SIDE_REMOTE]);
+	for (side = 0; side < 2; side++) {
+		if (r->started && r->endpoint[side].transport != NULL &&
+		    r->endpoint[side].transport->release != NULL)
+			r->endpoint[side].transport->release(
+			    &r->endpoint[side]);
+	}
 	endpoint_clear(&r->endpoint[SIDE_LOCAL]);
 	endpoint_clear(&r->endpoint[SIDE_REMOTE]);
 	free(r->name);
@@ -519,14 +485,14 @@ route_free(struct route *r)
 }
 
 /*
- * Reload the certificates, keys and CA files of every TLS endpoint, all
- * or nothing: the new contexts are swapped in only when every one of them
- * loaded.  On any failure keep every current context and log why in one
- * line.
- * Return the number of endpoints reloaded, or -1.
+ * Reload what every endpoint's transport can reload (a TLS endpoint's
+ * certificate, key and CA files), all or nothing: the new state is put
+ * in use only when every endpoint's loaded.  On any failure keep the
+ * current state of every endpoint and log why in one line.  Return the
+ * number of endpoints reloaded, or -1.
  */
 int
-route_reload_tls(void)
+route_reload_transports(void)
 {
 	struct route	*r;
 	struct endpoint	*ep;
@@ -536,7 +502,7 @@ route_reload_tls(void)
 
 	TAILQ_FOREACH(r, &routes, entry) {
 		for (side = 0; side < 2; side++)
-			n += r->endpoint[side].tls_ctx != NULL;
+			n += r->endpoint[side].transport->reload != NULL;
 	}
 	if (n == 0)
 		return (0);
@@ -548,15 +514,15 @@ route_reload_tls(void)
 	TAILQ_FOREACH(r, &routes, entry) {
 		for (side = 0; side < 2; side++) {
 			ep = &r->endpoint[side];
-			if (ep->tls_ctx == NULL)
+			if (ep->transport->reload == NULL)
 				continue;
-			if ((fresh[i] = tls_context_new(ep, err,
+			if ((fresh[i] = ep->transport->reload(ep, err,
 			    sizeof(err))) == NULL) {
 				log_error("reload: %s: %s; keeping the current "
 				    "certificates of every endpoint", ep->name,
 				    err);
 				while (i-- > 0)
-					tls_context_free(fresh[i]);
+					ep->transport->reload_free(fresh[i]);
 				free(fresh);
 				return (-1);
 			}
@@ -567,14 +533,12 @@ route_reload_tls(void)
 	TAILQ_FOREACH(r, &routes, entry) {
 		for (side = 0; side < 2; side++) {
 			ep = &r->endpoint[side];
-			if (ep->tls_ctx == NULL)
-				continue;
-			tls_context_free(ep->tls_ctx);
-			ep->tls_ctx = fresh[i++];
+			if (ep->transport->reload != NULL)
+				ep->transport->reload_commit(ep, fresh[i++]);
 		}
 	}
 	free(fresh);
-	log_info("reload: new certificates, keys and CA files for %d TLS "
+	log_info("reload: new certificates, keys and CA files for %d "
 	    "endpoint%s; sessions in flight keep theirs", n, n == 1 ? "" : "s");
 	return (n);
 }

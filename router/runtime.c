@@ -25,11 +25,15 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "dsroute.h"
+#include "router/engine.h"
+#include "router/log.h"
+#include "router/settings.h"
+#include "router/util.h"
+#include "transports/transport.h"
 
 #define RECONNECT_GRACE_MS	1000
 
-struct runtime *
+static struct runtime *
 runtime_find(struct route *r, const uint8_t *cookie)
 {
 	struct runtime	*rt;

@@ -34,10 +34,39 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "dsroute.h"
+#include "router/engine.h"
+#include "router/ipc.h"
+#include "router/log.h"
+#include "router/settings.h"
+#include "router/util.h"
+#include "transports/transport.h"
 
 struct session_list	 sessions = TAILQ_HEAD_INITIALIZER(sessions);
 static uint64_t		 next_id = 1;
+
+#define ST(s)		(1U << (s))
+
+/*
+ * The states of a session, and which may follow each: any may end in
+ * session_close().  A runtime lost in S_PUMP with the command unanswered
+ * makes the session wait for, or take, the next runtime.
+ */
+static const struct {
+	const char	*name;
+	unsigned	 next;
+} states[] = {
+	[S_NEW] = { "new", ST(S_CLASSIFY) | ST(S_PROBE) },
+	[S_CLASSIFY] = { "classify", ST(S_DIAL) | ST(S_WAIT_RUNTIME) |
+	    ST(S_PUMP) | ST(S_DENY) | ST(S_HOLD) },
+	[S_PROBE] = { "probe", ST(S_DIAL) },
+	[S_DIAL] = { "dial", ST(S_AWAIT_COMMAND) | ST(S_PUMP) },
+	[S_WAIT_RUNTIME] = { "wait-runtime", ST(S_PUMP) },
+	[S_AWAIT_COMMAND] = { "await-command", ST(S_DIAL) | ST(S_PUMP) |
+	    ST(S_DENY) },
+	[S_PUMP] = { "pump", ST(S_WAIT_RUNTIME) | ST(S_PUMP) },
+	[S_DENY] = { "deny", 0 },
+	[S_HOLD] = { "hold", 0 },
+};
 
 static void	 session_timeout(evutil_socket_t, short, void *);
 static int	 dial(struct session *, enum session_state, int);
@@ -74,8 +103,29 @@ arm_until(struct session *s, uint64_t deadline)
 	arm_timer(s, deadline > now ? (int)(deadline - now) : 0);
 }
 
+/*
+ * Move a session to its next state.  A move the table does not allow is
+ * a bug: debug builds stop on it, others log it and go on.
+ */
+void
+session_set_state(struct session *s, enum session_state next)
+{
+	if (!(states[s->state].next & ST(next))) {
+#ifdef DSROUTE_DEBUG
+		fatalx("session %" PRIu64 ": %s -> %s is not a transition",
+		    s->id, states[s->state].name, states[next].name);
+#else
+		log_error("session %" PRIu64 ": %s -> %s is not a transition",
+		    s->id, states[s->state].name, states[next].name);
+#endif
+	}
+	log_debug("session %" PRIu64 ": %s -> %s", s->id,
+	    states[s->state].name, states[next].name);
+	s->state = next;
+}
+
 /* Create a session with two unconnected conns. */
-struct session *
+static struct session *
 session_new(struct route *r)
 {
 	struct session	*s;
@@ -122,7 +172,7 @@ session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
 		snprintf(c->peer, sizeof(c->peer), "%s:%s",
 		    c->transport->name, addr);
 	}
-	s->state = S_CLASSIFY;
+	session_set_state(s, S_CLASSIFY);
 	log_debug("session %" PRIu64 ": accepted %s on %s", s->id, c->peer,
 	    r->endpoint[side].name);
 	if (conn_attach(c, fd, 1) == -1) {
@@ -153,7 +203,7 @@ deny(struct session *s, uint32_t hresult, const char *reason)
 	conn_close(rt);
 	evbuffer_drain(rt->out, evbuffer_get_length(rt->out));
 	s->deny_reason = reason;
-	s->state = S_DENY;
+	session_set_state(s, S_DENY);
 	/*
 	 * After what is queued for the tool already: a dialled tool may not
 	 * have its advertise yet, and a TLS write may wait to be retried
@@ -201,7 +251,7 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 		session_close(s, "out of memory");
 		return (-1);
 	}
-	judge_command(s, data, g->need, g, &v);
+	judge_command(s, data, g->need, &v);
 	s->judged = 1;
 	s->allowed = v.allow;
 	snprintf(s->rule, sizeof(s->rule), "%s", v.rule);
@@ -241,7 +291,7 @@ take_runtime(struct session *s)
 {
 	if (runtime_take(s))
 		return (pump_start(s));
-	s->state = S_WAIT_RUNTIME;
+	session_set_state(s, S_WAIT_RUNTIME);
 	s->waiting = 1;
 	TAILQ_INSERT_TAIL(&s->route->waiting, s, wait_entry);
 	arm_timer(s, settings.backend_wait_ms);
@@ -301,7 +351,7 @@ static int
 hold_refused(struct session *s, struct conn *rt, const char *why)
 {
 	s->quiet = 1;
-	s->state = S_HOLD;
+	session_set_state(s, S_HOLD);
 	snprintf(s->hold_reason, sizeof(s->hold_reason), "%s", why);
 	rt->reading = 1;
 	conn_update(rt);
@@ -601,7 +651,7 @@ session_conn_ready(struct conn *c)
 			    c->endpoint->name);
 		}
 		/* We dialled a listening tool: our advertise goes first. */
-		s->state = S_AWAIT_COMMAND;
+		session_set_state(s, S_AWAIT_COMMAND);
 		arm_until(s, s->offer_deadline);
 		log_debug("session %" PRIu64 ": %s has the advertise; its "
 		    "command is awaited", s->id, c->peer);
@@ -668,7 +718,7 @@ session_conn_failed(struct conn *c, const char *what)
 static int
 dial(struct session *s, enum session_state state, int side)
 {
-	s->state = state;
+	session_set_state(s, state);
 	s->dial_attempts = 0;
 	if (state == S_DIAL && side == s->tool_side && s->offer_deadline == 0)
 		s->offer_deadline = now_ms() + settings.offer_timeout_ms;
@@ -716,6 +766,9 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 	char		 reason[320];
 
 	switch (s->state) {
+	case S_NEW:
+		snprintf(reason, sizeof(reason), "never started");
+		break;
 	case S_CLASSIFY:
 		c = s->conn[SIDE_LOCAL].fd != -1 ? &s->conn[SIDE_LOCAL] :
 		    &s->conn[SIDE_REMOTE];
@@ -758,7 +811,8 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 			snprintf(reason, sizeof(reason), "connect to %s timed "
 			    "out after %.1fs%s%s", c->endpoint->name,
 			    settings.connect_timeout_ms / 1000.0,
-			    c->error ? ": " : "", c->error ? conn_error(c) : "");
+			    c->error ? ": " : "",
+			    c->error ? conn_error(c) : "");
 		break;
 	case S_WAIT_RUNTIME:
 		snprintf(reason, sizeof(reason), "no runtime connection "

@@ -18,7 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "dsroute.h"
+#include "router/log.h"
+#include "router/util.h"
 
 /* Milliseconds on the monotonic clock. */
 uint64_t

@@ -8,12 +8,13 @@
 #include <sys/socket.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
 
-#include "router/dsroute.h"
+#include "router/engine.h"
+#include "transports/socket.h"
+#include "transports/transport.h"
 
 static ssize_t
 io_failed(struct conn *c, int want)
@@ -75,15 +76,4 @@ socket_handshake(struct conn *c)
 void
 socket_teardown(struct conn *c)
 {
-}
-
-int
-socket_nonblock(int fd)
-{
-	int	 flags;
-
-	if ((flags = fcntl(fd, F_GETFL)) == -1 ||
-	    fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1)
-		return (-1);
-	return (0);
 }

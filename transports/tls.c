@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * The part of tls that does not depend on the library: the transport
- * table, writes cut into records and sent a batch at a time, and the
- * context of each TLS endpoint, built at start-up and rebuilt on SIGHUP
- * (route_reload_tls).  Connections keep a reference to the context they
- * started with, so a reload never disturbs a session in flight.
+ * TLS over TCP: tls:HOST:PORT with cert=, key=, ca=, sni= and verify=.
+ * The part that does not depend on the library: the endpoint and its
+ * options, the transport table, writes cut into records and sent a batch
+ * at a time, the identity a handshake verified, and the context of each
+ * endpoint, built at start-up and rebuilt on SIGHUP.  Connections keep a
+ * reference to the context they started with, so a reload never disturbs
+ * a session in flight.
  */
 
 #include "config.h"
@@ -15,10 +17,20 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <event2/buffer.h>
 
-#include "router/dsroute.h"
+#include "router/acl.h"
+#include "router/endpoint.h"
+#include "router/engine.h"
+#include "router/identity.h"
+#include "router/log.h"
+#include "transports/socket.h"
+#include "transports/tls.h"
+#include "transports/transport.h"
 
 /* One record's worth of plaintext: the most one record carries. */
 #define RECORD_MAX	16384
@@ -30,16 +42,60 @@
  */
 #define BATCH_MAX	(4 * RECORD_MAX)
 
+static int	 set_cert(struct endpoint *, const char *, char *, size_t);
+static int	 set_key(struct endpoint *, const char *, char *, size_t);
+static int	 set_ca(struct endpoint *, const char *, char *, size_t);
+static int	 set_sni(struct endpoint *, const char *, char *, size_t);
+static int	 set_verify(struct endpoint *, const char *, char *, size_t);
+
+static const struct endpoint_option tls_options[] = {
+	{ "cert", 1, set_cert },
+	{ "key", 1, set_key },
+	{ "ca", 1, set_ca },
+	{ "sni", 1, set_sni },
+	{ "verify", 1, set_verify },
+};
+
+static int	 tls_parse(struct endpoint *, const char *, char *, size_t);
+static int	 tls_check(const struct endpoint *, char *, size_t);
+static void	 tls_clear(struct endpoint *);
+static enum exposure tls_exposure(const struct endpoint *);
+static int	 tls_prepare(struct endpoint *, char *, size_t);
+static void	 tls_release(struct endpoint *);
+static void	*tls_reload(struct endpoint *, char *, size_t);
+static void	 tls_reload_commit(struct endpoint *, void *);
+static void	 tls_describe(const struct endpoint *, char *, size_t);
+static void	 tls_howto(const struct endpoint *);
 static ssize_t	 tls_read(struct conn *, void *, size_t);
 static ssize_t	 tls_write(struct conn *, const void *, size_t);
 static ssize_t	 tls_write_buffer(struct conn *, struct evbuffer *);
 static size_t	 tls_pending(struct conn *);
 static void	 tls_conn_teardown(struct conn *);
 
+static const char *const tls_prefixes[] = { "tls:", NULL };
+
 const struct transport transport_tls = {
 	.name = "tls",
+	.prefixes = tls_prefixes,
+	.example = "tls:127.0.0.1:1",
+	.identities = 1,
+	.options = tls_options,
+	.noptions = sizeof(tls_options) / sizeof(tls_options[0]),
+	.parse = tls_parse,
+	.check = tls_check,
+	.clear = tls_clear,
+	.set_name = tcp_set_name,
+	.auto_role = tcp_auto_role,
+	.resolve = tcp_resolve,
+	.exposure = tls_exposure,
+	.prepare = tls_prepare,
+	.release = tls_release,
+	.reload = tls_reload,
+	.reload_commit = tls_reload_commit,
+	.reload_free = tls_context_free,
+	.describe = tls_describe,
+	.howto = tls_howto,
 	.listen = tcp_listen,
-	.unlisten = tcp_unlisten,
 	.dial = tcp_dial,
 	.setup = tls_setup,
 	.handshake = tls_handshake,
@@ -51,6 +107,191 @@ const struct transport transport_tls = {
 	.teardown = tls_conn_teardown,
 };
 
+static int
+tls_parse(struct endpoint *ep, const char *addr, char *err, size_t len)
+{
+	struct tls_endpoint	*t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL) {
+		snprintf(err, len, "out of memory");
+		return (-1);
+	}
+	ep->t = t;
+	return (tcp_parse_address(&t->tcp, addr, err, len));
+}
+
+static void
+tls_clear(struct endpoint *ep)
+{
+	struct tls_endpoint	*t = TLS(ep);
+
+	tcp_clear_address(&t->tcp);
+	free(t->cert);
+	free(t->key);
+	free(t->ca);
+	free(t->sni);
+	free(t);
+	ep->t = NULL;
+}
+
+static int
+set_cert(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (endpoint_set_string(&TLS(ep)->cert, v, err, len));
+}
+
+static int
+set_key(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (endpoint_set_string(&TLS(ep)->key, v, err, len));
+}
+
+static int
+set_ca(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (endpoint_set_string(&TLS(ep)->ca, v, err, len));
+}
+
+static int
+set_sni(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (endpoint_set_string(&TLS(ep)->sni, v, err, len));
+}
+
+static int
+set_verify(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	struct tls_endpoint	*t = TLS(ep);
+
+	if (strcmp(v, "required") == 0)
+		t->verify = VERIFY_REQUIRED;
+	else if (strcmp(v, "optional") == 0)
+		t->verify = VERIFY_OPTIONAL;
+	else if (strcmp(v, "none") == 0)
+		t->verify = VERIFY_NONE;
+	else {
+		snprintf(err, len, "verify=%s: give required, optional or "
+		    "none", v);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Check the options that only make sense together. */
+static int
+tls_check(const struct endpoint *ep, char *err, size_t len)
+{
+	const struct tls_endpoint	*t = TLS(ep);
+	int				 nallow;
+
+	if (tcp_check(ep, err, len) == -1)
+		return (-1);
+	(void)acl_allow_list(ep->policy, &nallow);
+	if ((t->cert == NULL) != (t->key == NULL)) {
+		snprintf(err, len, "give cert= and key= together");
+		return (-1);
+	}
+	if (ep->role == ROLE_CONNECT) {
+		if (t->verify == VERIFY_OPTIONAL) {
+			snprintf(err, len, "verify=optional is for listeners; "
+			    "a connect endpoint verifies the server or, with "
+			    "verify=none, does not");
+			return (-1);
+		}
+		if (nallow > 0) {
+			snprintf(err, len, "allow-cn=, allow-san= and "
+			    "allow-fp= are for listeners");
+			return (-1);
+		}
+		return (0);
+	}
+	if (t->sni != NULL) {
+		snprintf(err, len, "sni= is for connect endpoints");
+		return (-1);
+	}
+	if (t->cert == NULL) {
+		snprintf(err, len, "a TLS listener needs cert= and key=");
+		return (-1);
+	}
+	if (t->verify == VERIFY_NONE && nallow > 0) {
+		snprintf(err, len, "an allow-list needs client certificates; "
+		    "it cannot go with verify=none");
+		return (-1);
+	}
+	if (t->ca == NULL && t->verify != VERIFY_NONE) {
+		snprintf(err, len, "a TLS listener verifies client "
+		    "certificates against ca=FILE; give ca=, or verify=none "
+		    "to accept any client");
+		return (-1);
+	}
+	return (0);
+}
+
+/* verify=none beyond loopback: anyone who reaches it is admitted. */
+static enum exposure
+tls_exposure(const struct endpoint *ep)
+{
+	return (ep->role == ROLE_LISTEN && TLS(ep)->verify == VERIFY_NONE &&
+	    !tcp_loopback(ep) ? EXPOSURE_WARN : EXPOSURE_NONE);
+}
+
+static void
+tls_describe(const struct endpoint *ep, char *buf, size_t len)
+{
+	static const char *const verify_names[] = { "required", "required",
+	    "optional", "none" };
+
+	snprintf(buf, len, ", %s, verify %s", tls_library(),
+	    verify_names[TLS(ep)->verify]);
+}
+
+/* Log the settings a tool on another host needs to use the endpoint. */
+static void
+tls_howto(const struct endpoint *ep)
+{
+	if (ep->role == ROLE_LISTEN)
+		log_info("  tools on another host: dsroute "
+		    "uds:/tmp/dsroute.sock tls:THIS-HOST:%s,connect,ca=CA,"
+		    "cert=CERT,key=KEY, then dotnet-trace collect "
+		    "--diagnostic-port /tmp/dsroute.sock,connect",
+		    strrchr(ep->name, ':') + 1);
+	else
+		log_info("  another dsroute listening for TLS there");
+}
+
+/* The name a dialled connection sends and checks. */
+const char *
+tls_dial_name(const struct endpoint *ep)
+{
+	const struct tls_endpoint	*t = TLS(ep);
+
+	return (t->sni != NULL ? t->sni : t->tcp.host != NULL ? t->tcp.host :
+	    "127.0.0.1");
+}
+
+/*
+ * The handshake verified the peer's certificate, read into draft: keep
+ * it as the peer's identity and name it in the printable peer.  Return
+ * IO_ERROR if out of memory.
+ */
+int
+tls_attach_identity(struct conn *c, struct identity_draft *draft)
+{
+	struct identity	*id;
+	char		 desc[160];
+
+	if ((id = identity_pack(draft)) == NULL) {
+		c->why = "cannot take the peer's identity (out of memory)";
+		return (IO_ERROR);
+	}
+	free(c->identity);
+	c->identity = id;
+	identity_describe(id, desc, sizeof(desc));
+	snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer),
+	    "(%s)", desc);
+	return (0);
+}
+
 /*
  * Decrypt into buf until it is full or the socket has no more: large
  * reads make a fast relay.  An end or error after some bytes is kept for
@@ -59,7 +300,7 @@ const struct transport transport_tls = {
 static ssize_t
 tls_read(struct conn *c, void *buf, size_t len)
 {
-	struct tls_shared	*t = c->tls;
+	struct tls_shared	*t = c->tstate;
 	size_t			 done = 0;
 	ssize_t			 n;
 
@@ -86,7 +327,7 @@ tls_read(struct conn *c, void *buf, size_t len)
 static size_t
 tls_pending(struct conn *c)
 {
-	struct tls_shared	*t = c->tls;
+	struct tls_shared	*t = c->tstate;
 
 	return (t != NULL && (t->read_ended || tls_buffered(c)));
 }
@@ -115,7 +356,7 @@ tls_send(struct tls_shared *t, const void *buf, size_t len)
 static ssize_t
 send_sealed(struct conn *c)
 {
-	struct tls_shared	*t = c->tls;
+	struct tls_shared	*t = c->tstate;
 	ssize_t			 n;
 
 	if (t->sealed == NULL)
@@ -157,7 +398,7 @@ write_records(struct conn *c, const uint8_t *flat, struct evbuffer *buf,
     size_t len)
 {
 	static uint8_t		 tmp[RECORD_MAX];
-	struct tls_shared	*t = c->tls;
+	struct tls_shared	*t = c->tstate;
 	const uint8_t		*p;
 	size_t			 done, off, want;
 	ssize_t			 n = 0, rv;
@@ -218,7 +459,7 @@ tls_write_buffer(struct conn *c, struct evbuffer *buf)
 static void
 tls_conn_teardown(struct conn *c)
 {
-	struct tls_shared	*t = c->tls;
+	struct tls_shared	*t = c->tstate;
 
 	if (t != NULL && t->sealed != NULL) {
 		evbuffer_free(t->sealed);
@@ -228,19 +469,34 @@ tls_conn_teardown(struct conn *c)
 }
 
 /* Build the context of a TLS endpoint whose role is decided. */
-int
+static int
 tls_prepare(struct endpoint *ep, char *err, size_t len)
 {
-	if ((ep->tls_ctx = tls_context_new(ep, err, len)) == NULL)
+	if ((TLS(ep)->ctx = tls_context_new(ep, err, len)) == NULL)
 		return (-1);
 	return (0);
 }
 
 /* Drop the endpoint's context; live connections keep their reference. */
-void
+static void
 tls_release(struct endpoint *ep)
 {
-	if (ep->tls_ctx != NULL)
-		tls_context_free(ep->tls_ctx);
-	ep->tls_ctx = NULL;
+	if (TLS(ep)->ctx != NULL)
+		tls_context_free(TLS(ep)->ctx);
+	TLS(ep)->ctx = NULL;
+}
+
+/* SIGHUP: a new context from the files, not yet in use. */
+static void *
+tls_reload(struct endpoint *ep, char *err, size_t len)
+{
+	return (TLS(ep)->ctx != NULL ? tls_context_new(ep, err, len) : NULL);
+}
+
+/* Put a reloaded context in use; sessions in flight keep theirs. */
+static void
+tls_reload_commit(struct endpoint *ep, void *ctx)
+{
+	tls_release(ep);
+	TLS(ep)->ctx = ctx;
 }

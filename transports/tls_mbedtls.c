@@ -37,7 +37,12 @@
 #include <mbedtls/version.h>
 #include <mbedtls/x509_crt.h>
 
-#include "router/dsroute.h"
+#include "router/endpoint.h"
+#include "router/engine.h"
+#include "router/identity.h"
+#include "transports/socket.h"
+#include "transports/tls.h"
+#include "transports/transport.h"
 
 #define SYSTEM_CA_DIR	"/etc/ssl/certs"
 
@@ -145,25 +150,25 @@ context_load(struct tls_context *ctx, struct endpoint *ep, int server,
 	char	 prefix[PATH_MAX + 64];
 	int	 rv;
 
-	if (ep->cert != NULL) {
+	if (TLS(ep)->cert != NULL) {
 		if ((rv = mbedtls_x509_crt_parse_file(&ctx->cert,
-		    ep->cert)) != 0) {
+		    TLS(ep)->cert)) != 0) {
 			snprintf(prefix, sizeof(prefix), "cannot load the "
-			    "certificate %s", ep->cert);
+			    "certificate %s", TLS(ep)->cert);
 			mbed_error(err, len, prefix, rv < 0 ? rv :
 			    MBEDTLS_ERR_X509_INVALID_FORMAT);
 			return (-1);
 		}
-		if ((rv = mbedtls_pk_parse_keyfile(&ctx->key, ep->key,
+		if ((rv = mbedtls_pk_parse_keyfile(&ctx->key, TLS(ep)->key,
 		    NULL)) != 0) {
 			snprintf(prefix, sizeof(prefix), "cannot load the key "
-			    "%s", ep->key);
+			    "%s", TLS(ep)->key);
 			mbed_error(err, len, prefix, rv);
 			return (-1);
 		}
 		if (mbedtls_pk_check_pair(&ctx->cert.pk, &ctx->key) != 0) {
 			snprintf(err, len, "the key %s does not match the "
-			    "certificate %s", ep->key, ep->cert);
+			    "certificate %s", TLS(ep)->key, TLS(ep)->cert);
 			return (-1);
 		}
 		if ((rv = mbedtls_ssl_conf_own_cert(&ctx->conf, &ctx->cert,
@@ -172,15 +177,15 @@ context_load(struct tls_context *ctx, struct endpoint *ep, int server,
 			return (-1);
 		}
 	}
-	if (ep->ca != NULL)
-		rv = mbedtls_x509_crt_parse_file(&ctx->ca, ep->ca);
-	else if (!server && ep->verify != VERIFY_NONE)
+	if (TLS(ep)->ca != NULL)
+		rv = mbedtls_x509_crt_parse_file(&ctx->ca, TLS(ep)->ca);
+	else if (!server && TLS(ep)->verify != VERIFY_NONE)
 		rv = mbedtls_x509_crt_parse_path(&ctx->ca, SYSTEM_CA_DIR);
 	else
 		return (0);
 	if (rv < 0 || ctx->ca.raw.p == NULL) {
 		snprintf(prefix, sizeof(prefix), "cannot load the CA file %s",
-		    ep->ca != NULL ? ep->ca : SYSTEM_CA_DIR);
+		    TLS(ep)->ca != NULL ? TLS(ep)->ca : SYSTEM_CA_DIR);
 		mbed_error(err, len, prefix, rv < 0 ? rv :
 		    MBEDTLS_ERR_X509_INVALID_FORMAT);
 		return (-1);
@@ -230,7 +235,7 @@ tls_context_new(struct endpoint *ep, char *err, size_t len)
 	    MBEDTLS_SSL_SESSION_TICKETS_DISABLED);
 
 	/* A server's default is VERIFY_NONE: always say what we want. */
-	switch (ep->verify) {
+	switch (TLS(ep)->verify) {
 	case VERIFY_NONE:
 		mode = MBEDTLS_SSL_VERIFY_NONE;
 		break;
@@ -290,8 +295,7 @@ dial_name(const struct endpoint *ep, uint8_t ip[16], size_t *iplen)
 {
 	const char	*name;
 
-	name = ep->sni != NULL ? ep->sni : ep->host != NULL ? ep->host :
-	    "127.0.0.1";
+	name = tls_dial_name(ep);
 	*iplen = 0;
 	if (inet_pton(AF_INET, name, ip) == 1)
 		*iplen = 4;
@@ -304,7 +308,7 @@ dial_name(const struct endpoint *ep, uint8_t ip[16], size_t *iplen)
 int
 tls_setup(struct conn *c, int accepted)
 {
-	struct tls_context	*ctx = c->endpoint->tls_ctx;
+	struct tls_context	*ctx = TLS(c->endpoint)->ctx;
 	struct tls_conn		*t;
 	const char		*name;
 	uint8_t			 ip[16];
@@ -320,7 +324,7 @@ tls_setup(struct conn *c, int accepted)
 	t->shared.fd = c->fd;
 	t->ctx = ctx;
 	ctx->refs++;
-	c->tls = t;
+	c->tstate = t;
 	if ((rv = mbedtls_ssl_setup(&t->ssl, &ctx->conf)) != 0) {
 		mbed_error(why, sizeof(why), "TLS set-up failed", rv);
 		c->why = why;
@@ -453,13 +457,11 @@ handshake_done(struct conn *c, struct tls_conn *t)
 {
 	const mbedtls_x509_crt	*crt = mbedtls_ssl_get_peer_cert(&t->ssl);
 	struct identity_draft	 draft;
-	struct identity		*id;
 	uint32_t		 flags;
 	uint8_t			 ip[16];
 	size_t			 iplen;
-	char			 desc[160];
 
-	if (c->endpoint->verify == VERIFY_NONE || crt == NULL)
+	if (TLS(c->endpoint)->verify == VERIFY_NONE || crt == NULL)
 		return (0);
 	if ((flags = mbedtls_ssl_get_verify_result(&t->ssl)) != 0)
 		return (verify_failed(c, flags));
@@ -481,16 +483,7 @@ handshake_done(struct conn *c, struct tls_conn *t)
 		c->why = "cannot hash the peer's certificate";
 		return (IO_ERROR);
 	}
-	if ((id = identity_pack(&draft)) == NULL) {
-		c->why = "out of memory";
-		return (IO_ERROR);
-	}
-	free(c->identity);
-	c->identity = id;
-	identity_describe(id, desc, sizeof(desc));
-	snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer),
-	    "(%s)", desc);
-	return (0);
+	return (tls_attach_identity(c, &draft));
 }
 
 /* Describe why the handshake failed, in words a user can act on. */
@@ -537,7 +530,7 @@ handshake_error(struct conn *c, struct tls_conn *t, int rv)
 int
 tls_handshake(struct conn *c)
 {
-	struct tls_conn	*t = c->tls;
+	struct tls_conn	*t = c->tstate;
 	int		 rv;
 
 	switch ((rv = mbedtls_ssl_handshake(&t->ssl))) {
@@ -580,7 +573,7 @@ io_result(struct conn *c, struct tls_conn *t, int rv)
 ssize_t
 tls_read_some(struct conn *c, void *buf, size_t len)
 {
-	struct tls_conn	*t = c->tls;
+	struct tls_conn	*t = c->tstate;
 	int		 n;
 
 	if ((n = mbedtls_ssl_read(&t->ssl, buf, len)) > 0)
@@ -597,7 +590,7 @@ tls_read_some(struct conn *c, void *buf, size_t len)
 ssize_t
 tls_write_record(struct conn *c, const void *buf, size_t len)
 {
-	struct tls_conn	*t = c->tls;
+	struct tls_conn	*t = c->tstate;
 	int		 n, rv;
 
 	if (t->retry_len != 0)
@@ -625,7 +618,7 @@ tls_write_end(struct conn *c)
 int
 tls_buffered(struct conn *c)
 {
-	struct tls_conn	*t = c->tls;
+	struct tls_conn	*t = c->tstate;
 
 	return (mbedtls_ssl_check_pending(&t->ssl));
 }
@@ -634,7 +627,7 @@ tls_buffered(struct conn *c)
 int
 tls_shutdown(struct conn *c)
 {
-	struct tls_conn	*t = c->tls;
+	struct tls_conn	*t = c->tstate;
 	int		 rv;
 
 	if ((rv = mbedtls_ssl_close_notify(&t->ssl)) != 0) {
@@ -649,12 +642,12 @@ tls_shutdown(struct conn *c)
 void
 tls_teardown(struct conn *c)
 {
-	struct tls_conn	*t = c->tls;
+	struct tls_conn	*t = c->tstate;
 
 	if (t == NULL)
 		return;
 	mbedtls_ssl_free(&t->ssl);
 	context_unref(t->ctx);
 	free(t);
-	c->tls = NULL;
+	c->tstate = NULL;
 }

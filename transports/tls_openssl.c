@@ -27,7 +27,12 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "router/dsroute.h"
+#include "router/endpoint.h"
+#include "router/engine.h"
+#include "router/identity.h"
+#include "transports/socket.h"
+#include "transports/tls.h"
+#include "transports/transport.h"
 
 #define TLS12_CIPHERS	"ECDHE-ECDSA-AES128-GCM-SHA256:" \
 			"ECDHE-RSA-AES128-GCM-SHA256:" \
@@ -101,30 +106,31 @@ ctx_load(SSL_CTX *ctx, struct endpoint *ep, int server, char *err,
 {
 	STACK_OF(X509_NAME)	*names;
 
-	if (ep->cert != NULL) {
-		if (SSL_CTX_use_certificate_chain_file(ctx, ep->cert) != 1)
+	if (TLS(ep)->cert != NULL) {
+		if (SSL_CTX_use_certificate_chain_file(ctx, TLS(ep)->cert) != 1)
 			return (ctx_fail(ctx, err, len, "cannot load the "
-			    "certificate", ep->cert));
-		if (SSL_CTX_use_PrivateKey_file(ctx, ep->key,
+			    "certificate", TLS(ep)->cert));
+		if (SSL_CTX_use_PrivateKey_file(ctx, TLS(ep)->key,
 		    SSL_FILETYPE_PEM) != 1)
 			return (ctx_fail(ctx, err, len, "cannot load the key",
-			    ep->key));
+			    TLS(ep)->key));
 		if (SSL_CTX_check_private_key(ctx) != 1)
 			return (ctx_fail(ctx, err, len, "the key does not "
-			    "match the certificate", ep->key));
+			    "match the certificate", TLS(ep)->key));
 	}
-	if (ep->ca != NULL) {
-		if (SSL_CTX_load_verify_locations(ctx, ep->ca, NULL) != 1)
+	if (TLS(ep)->ca != NULL) {
+		if (SSL_CTX_load_verify_locations(ctx, TLS(ep)->ca, NULL) != 1)
 			return (ctx_fail(ctx, err, len, "cannot load the CA "
-			    "file", ep->ca));
+			    "file", TLS(ep)->ca));
 		if (server) {
 			/* Tell clients which CAs we take. */
-			if ((names = SSL_load_client_CA_file(ep->ca)) == NULL)
+			names = SSL_load_client_CA_file(TLS(ep)->ca);
+			if (names == NULL)
 				return (ctx_fail(ctx, err, len, "no CA "
-				    "certificate in", ep->ca));
+				    "certificate in", TLS(ep)->ca));
 			SSL_CTX_set_client_CA_list(ctx, names);
 		}
-	} else if (!server && ep->verify != VERIFY_NONE &&
+	} else if (!server && TLS(ep)->verify != VERIFY_NONE &&
 	    SSL_CTX_set_default_verify_paths(ctx) != 1)
 		return (ctx_fail(ctx, err, len, "cannot load the system CA "
 		    "store", "(no ca= given)"));
@@ -180,7 +186,7 @@ tls_context_new(struct endpoint *ep, char *err, size_t len)
 
 	if (ctx_load(ctx, ep, server, err, len) == -1)
 		return (NULL);
-	switch (ep->verify) {
+	switch (TLS(ep)->verify) {
 	case VERIFY_NONE:
 		mode = SSL_VERIFY_NONE;
 		break;
@@ -223,15 +229,14 @@ setup_client(struct conn *c, SSL *ssl)
 	struct endpoint	*ep = c->endpoint;
 	const char	*name;
 
-	name = ep->sni != NULL ? ep->sni : ep->host != NULL ? ep->host :
-	    "127.0.0.1";
+	name = tls_dial_name(ep);
 	if (is_ip(name))
-		return (ep->verify == VERIFY_NONE ||
+		return (TLS(ep)->verify == VERIFY_NONE ||
 		    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl),
 		    name) == 1 ? 0 : -1);
 	if (SSL_set_tlsext_host_name(ssl, name) != 1)
 		return (-1);
-	if (ep->verify == VERIFY_NONE)
+	if (TLS(ep)->verify == VERIFY_NONE)
 		return (0);
 	SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
 	return (SSL_set1_host(ssl, name) == 1 ? 0 : -1);
@@ -300,12 +305,12 @@ tls_setup(struct conn *c, int accepted)
 
 	(void)tcp_setup(c, accepted);
 	if ((t = calloc(1, sizeof(*t))) == NULL ||
-	    (t->ssl = SSL_new(c->endpoint->tls_ctx)) == NULL) {
+	    (t->ssl = SSL_new(TLS(c->endpoint)->ctx)) == NULL) {
 		free(t);
 		c->why = "cannot create a TLS connection";
 		return (-1);
 	}
-	c->tls = t;
+	c->tstate = t;
 	t->shared.fd = c->fd;
 	if (SSL_set_rfd(t->ssl, c->fd) == 1 && (wbio = write_bio(t)) != NULL)
 		SSL_set0_wbio(t->ssl, wbio);
@@ -383,55 +388,58 @@ identity_sans(struct identity_draft *d, X509 *x)
 	GENERAL_NAMES_free(names);
 }
 
+/* Read a certificate's CN, typed SANs and SHA-256 into d. */
+static int
+read_identity(struct identity_draft *d, X509 *x)
+{
+	unsigned int	 n;
+
+	identity_draft_init(d);
+	identity_cn(d, x);
+	identity_sans(d, x);
+	if (X509_digest(x, EVP_sha256(), d->fingerprint, &n) != 1 ||
+	    n != sizeof(d->fingerprint))
+		return (-1);
+	return (0);
+}
+
 /*
- * A verified certificate's identity: its CN, its typed SANs and the
- * SHA-256 of its DER form, packed in one allocation; NULL if out of
+ * A certificate's identity, packed in one allocation; NULL if out of
  * memory.  A function of its own so that the fuzzer can reach it.
  */
 struct identity *
 tls_openssl_identity(X509 *x)
 {
 	struct identity_draft	 draft;
-	unsigned int		 n;
 
-	identity_draft_init(&draft);
-	identity_cn(&draft, x);
-	identity_sans(&draft, x);
-	if (X509_digest(x, EVP_sha256(), draft.fingerprint, &n) != 1 ||
-	    n != sizeof(draft.fingerprint))
+	if (read_identity(&draft, x) == -1)
 		return (NULL);
 	return (identity_pack(&draft));
 }
 
 /*
  * The handshake is done: keep the peer's verified certificate as its
- * identity and name it in the conn's printable peer.  OpenSSL keeps the
- * certificate itself in the session as long as the connection lives;
- * there is no call to drop it.
+ * identity.  OpenSSL keeps the certificate itself in the session as long
+ * as the connection lives; there is no call to drop it.
  */
 static int
 handshake_done(struct conn *c, SSL *ssl)
 {
-	struct identity	*id;
-	X509		*x;
-	char		 desc[160];
+	struct identity_draft	 draft;
+	X509			*x;
+	int			 rv;
 
-	if (c->endpoint->verify == VERIFY_NONE ||
+	if (TLS(c->endpoint)->verify == VERIFY_NONE ||
 	    SSL_get_verify_result(ssl) != X509_V_OK ||
 	    (x = SSL_get_peer_certificate(ssl)) == NULL)
 		return (0);
-	id = tls_openssl_identity(x);
+	rv = read_identity(&draft, x);
 	X509_free(x);
-	if (id == NULL) {
-		c->why = "cannot take the peer's identity (out of memory)";
+	if (rv == -1) {
+		c->why = "cannot hash the peer's certificate";
 		return (IO_ERROR);
 	}
-	free(c->identity);
-	c->identity = id;
-	identity_describe(id, desc, sizeof(desc));
-	snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer),
-	    "(%s)", desc);
-	return (0);
+	return (tls_attach_identity(c, &draft));
 }
 
 /* Describe why the handshake failed, in words a user can act on. */
@@ -460,7 +468,7 @@ handshake_error(struct conn *c, SSL *ssl, int err)
 int
 tls_handshake(struct conn *c)
 {
-	struct tls_conn	*t = c->tls;
+	struct tls_conn	*t = c->tstate;
 	int		 rv, err;
 
 	ERR_clear_error();
@@ -530,7 +538,7 @@ release_buffers(struct tls_conn *t)
 ssize_t
 tls_read_some(struct conn *c, void *buf, size_t len)
 {
-	struct tls_conn	*t = c->tls;
+	struct tls_conn	*t = c->tstate;
 	int		 n, rv;
 
 	ERR_clear_error();
@@ -552,7 +560,7 @@ tls_read_some(struct conn *c, void *buf, size_t len)
 ssize_t
 tls_write_record(struct conn *c, const void *buf, size_t len)
 {
-	struct tls_conn	*t = c->tls;
+	struct tls_conn	*t = c->tstate;
 	int		 n;
 
 	ERR_clear_error();
@@ -566,14 +574,14 @@ tls_write_record(struct conn *c, const void *buf, size_t len)
 void
 tls_write_end(struct conn *c)
 {
-	release_buffers(c->tls);
+	release_buffers(c->tstate);
 }
 
 /* Input read ahead or decrypted and not yet taken. */
 int
 tls_buffered(struct conn *c)
 {
-	struct tls_conn	*t = c->tls;
+	struct tls_conn	*t = c->tstate;
 
 	return (SSL_has_pending(t->ssl));
 }
@@ -582,7 +590,7 @@ tls_buffered(struct conn *c)
 int
 tls_shutdown(struct conn *c)
 {
-	struct tls_conn	*t = c->tls;
+	struct tls_conn	*t = c->tstate;
 	int		 rv;
 
 	ERR_clear_error();
@@ -600,11 +608,11 @@ tls_shutdown(struct conn *c)
 void
 tls_teardown(struct conn *c)
 {
-	struct tls_conn	*t = c->tls;
+	struct tls_conn	*t = c->tstate;
 
 	if (t == NULL)
 		return;
 	SSL_free(t->ssl);
 	free(t);
-	c->tls = NULL;
+	c->tstate = NULL;
 }

@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * The transport operations table.  Sessions and the pump see a connection
- * only through these operations: they never call a socket option, a TLS
- * library or a credential lookup themselves.  Each transport lives in its
- * own file; uds and tcp share the plain socket stream in socket.c.
+ * The transport operations table: the one face every transport shows the
+ * rest of dsroute.  The endpoint grammar, the routes, the sessions and
+ * the pump see an endpoint and a connection only through these
+ * operations; they never call a socket option, a TLS library or a
+ * credential lookup themselves, nor read what a transport keeps behind
+ * ep->t and c->tstate.  Each transport is one file that fills in a table;
+ * transport.c lists the tables by prefix.  Adding a transport adds a file
+ * and a line there.
  */
 
 #ifndef TRANSPORT_H
 #define TRANSPORT_H
 
 #include <sys/types.h>
+
 #include <stddef.h>
 
 struct conn;
 struct endpoint;
+struct endpoint_ids;
+struct endpoint_option;
 struct evbuffer;
 
 /* Results of stream operations besides a byte count. */
@@ -23,108 +30,103 @@ struct evbuffer;
 #define IO_WANT_READ	(-2)	/* retry when the socket is readable */
 #define IO_WANT_WRITE	(-3)	/* retry when the socket is writable */
 
+/* Who can reach a listener, as far as its transport can tell. */
+enum exposure {
+	EXPOSURE_NONE,		/* this host, or peers it authenticates */
+	EXPOSURE_WARN,		/* beyond this host, authenticating nobody */
+	EXPOSURE_REFUSE		/* beyond this host in plaintext */
+};
+
 struct transport {
-	const char	*name;
+	const char		*name;		/* "uds", in names and logs */
+	const char *const	*prefixes;	/* "uds:", "unix:", NULL */
+	const char		*example;	/* parses, bar the checks */
+	int			 local;		/* peers are local processes */
+	int			 identities;	/* peers may have an identity */
+	int			 plain;		/* close() ends a stream whole */
+	const struct endpoint_option *options;	/* its own ,name=value */
+	size_t			 noptions;
 
 	/*
-	 * Socket level.  listen returns a listening, non-blocking descriptor
-	 * or -1 with a message in err; dial returns a descriptor whose
-	 * non-blocking connect has started, with *pending set while it is in
-	 * progress, or -1 with errno set.
+	 * The endpoint.  parse takes the address after the prefix and makes
+	 * ep->t; check looks at options that only make sense together;
+	 * clear frees ep->t; set_name writes ep->name.  At start-up:
+	 * auto_role decides a role none was given, resolve looks names up,
+	 * exposure says who can reach a listener, prepare loads what
+	 * connections will need (TLS contexts) and release drops it.  On
+	 * SIGHUP reload makes that state anew (NULL and a reason on
+	 * failure), to be committed by reload_commit or thrown away by
+	 * reload_free.  describe adds to the start-up line, howto logs how
+	 * a runtime or a tool uses the endpoint.  runtime_port says whether
+	 * it names a runtime's default diagnostic port, file_owner who owns
+	 * its socket file, granted_ids the owner= and group= it gives one.
+	 *
+	 * parse, clear, set_name, auto_role and every socket and stream
+	 * operation but unlisten and pending are required (the unit test
+	 * test_transport holds every transport to that); the others may be
+	 * NULL where a transport has nothing to do.
 	 */
-	int		 (*listen)(struct endpoint *, char *, size_t);
-	void		 (*unlisten)(struct endpoint *);
-	int		 (*dial)(struct endpoint *, int *);
+	int	 (*parse)(struct endpoint *, const char *, char *, size_t);
+	int	 (*check)(const struct endpoint *, char *, size_t);
+	void	 (*clear)(struct endpoint *);
+	void	 (*set_name)(struct endpoint *);
+	void	 (*auto_role)(struct endpoint *);
+	int	 (*resolve)(struct endpoint *, char *, size_t);
+	enum exposure (*exposure)(const struct endpoint *);
+	int	 (*prepare)(struct endpoint *, char *, size_t);
+	void	 (*release)(struct endpoint *);
+	void	*(*reload)(struct endpoint *, char *, size_t);
+	void	 (*reload_commit)(struct endpoint *, void *);
+	void	 (*reload_free)(void *);
+	void	 (*describe)(const struct endpoint *, char *, size_t);
+	void	 (*howto)(const struct endpoint *);
+	int	 (*runtime_port)(const struct endpoint *);
+	int	 (*file_owner)(const struct endpoint *, uid_t *);
+	void	 (*granted_ids)(const struct endpoint *, struct endpoint_ids *);
 
 	/*
-	 * Stream level.  setup runs once the socket is connected (accepted
-	 * or dialled): socket options, peer credentials, TLS state.
-	 * handshake returns 0 when the stream is ready.  read fills the
-	 * buffer with as much as is available without blocking; write sends
-	 * from memory; write_buffer sends from an evbuffer and drains what
-	 * it sent.  pending, where a transport buffers (TLS), says whether
-	 * it holds input the socket will not signal again.  shutdown ends
-	 * our sending direction; IO_WANT_WRITE asks to be called again.
+	 * Sockets.  listen returns a listening, non-blocking descriptor or
+	 * -1 with a message in err; unlisten undoes what it made (a socket
+	 * file).  dial returns a descriptor whose non-blocking connect has
+	 * started, with *pending set while it is in progress, or -1 with
+	 * errno set.
 	 */
-	int		 (*setup)(struct conn *, int);
-	int		 (*handshake)(struct conn *);
-	ssize_t		 (*read)(struct conn *, void *, size_t);
-	ssize_t		 (*write)(struct conn *, const void *, size_t);
-	ssize_t		 (*write_buffer)(struct conn *, struct evbuffer *);
-	size_t		 (*pending)(struct conn *);
-	int		 (*shutdown)(struct conn *);
-	void		 (*teardown)(struct conn *);
+	int	 (*listen)(struct endpoint *, char *, size_t);
+	void	 (*unlisten)(struct endpoint *);
+	int	 (*dial)(struct endpoint *, int *);
+
+	/*
+	 * Streams.  setup runs once the socket is connected (accepted or
+	 * dialled): socket options, the peer's credentials or address,
+	 * c->tstate.  handshake returns 0 when the stream is ready, having
+	 * set c->identity for a verified peer.  read fills the buffer with
+	 * as much as is there without blocking; write sends from memory;
+	 * write_buffer sends from an evbuffer and drains what it sent.
+	 * pending, where a transport buffers (TLS), says whether it holds
+	 * input the socket will not signal again.  shutdown ends our
+	 * sending direction; IO_WANT_WRITE asks to be called again.
+	 * teardown frees c->tstate, without a goodbye: an abrupt end must
+	 * look like one.
+	 */
+	int	 (*setup)(struct conn *, int);
+	int	 (*handshake)(struct conn *);
+	ssize_t	 (*read)(struct conn *, void *, size_t);
+	ssize_t	 (*write)(struct conn *, const void *, size_t);
+	ssize_t	 (*write_buffer)(struct conn *, struct evbuffer *);
+	size_t	 (*pending)(struct conn *);
+	int	 (*shutdown)(struct conn *);
+	void	 (*teardown)(struct conn *);
 };
 
-extern const struct transport transport_uds;
-extern const struct transport transport_tcp;
-extern const struct transport transport_tls;
+/* transport.c: the transports, by the prefix of an endpoint. */
+const struct transport *transport_find(const char *, size_t *);
+const struct transport *const *transport_all(size_t *);
+const char	*transport_unavailable(const char *);
+int		 transport_option_elsewhere(const char *);
+void		 transport_prefixes(char *, size_t);
 
-/* socket.c: the plain stream shared by uds and tcp. */
-ssize_t	 socket_read(struct conn *, void *, size_t);
-ssize_t	 socket_write(struct conn *, const void *, size_t);
-ssize_t	 socket_write_buffer(struct conn *, struct evbuffer *);
-int	 socket_shutdown(struct conn *);
-int	 socket_handshake(struct conn *);
-void	 socket_teardown(struct conn *);
-int	 socket_nonblock(int);
-
-/* uds.c */
-int	 uds_probe(const char *);
-
-/* tcp.c: the socket level of tcp, which tls shares. */
-int	 tcp_listen(struct endpoint *, char *, size_t);
-void	 tcp_unlisten(struct endpoint *);
-int	 tcp_dial(struct endpoint *, int *);
-int	 tcp_setup(struct conn *, int);
-
-/*
- * tls.c: the backend-neutral part of tls.  A TLS endpoint's context
- * (certificate, key, CA, settings) is built once at start-up and again on
- * reload; a connection keeps the context it started with.
- */
-int	 tls_prepare(struct endpoint *, char *, size_t);
-void	 tls_release(struct endpoint *);
-
-/*
- * What tls.c keeps of a TLS connection: the first member of each
- * backend's state, to which conn->tls points.
- */
-struct tls_shared {
-	int	 fd;		/* the socket: conns move, this stays */
-	int	 read_ended;	/* read_result waits for the next read */
-	int	 read_result;	/* an end or error seen after bytes */
-	struct evbuffer *sealed; /* records made, not yet sent */
-	size_t	 staged;	/* the caller's bytes that made them */
-	int	 sealing;	/* records go to sealed, not the socket */
-};
-
-/*
- * tls_openssl.c or tls_mbedtls.c: build a context for an endpoint (NULL
- * and a one-line reason in err on failure), drop the endpoint's reference
- * to one, and name the library.  The stream operations of the transport
- * table; read_some decrypts what one library call gives, buffered says
- * whether the library holds input the socket will not signal again,
- * write_record writes at most one record, write_end follows a write that
- * sent everything.  A backend sends what its library writes with
- * tls_send (tls.c), which keeps records for one write while sealing.
- */
-void	*tls_context_new(struct endpoint *, char *, size_t);
-void	 tls_context_free(void *);
-const char *tls_library(void);
-int	 tls_setup(struct conn *, int);
-int	 tls_handshake(struct conn *);
-ssize_t	 tls_read_some(struct conn *, void *, size_t);
-int	 tls_buffered(struct conn *);
-ssize_t	 tls_write_record(struct conn *, const void *, size_t);
-void	 tls_write_end(struct conn *);
-ssize_t	 tls_send(struct tls_shared *, const void *, size_t);
-int	 tls_shutdown(struct conn *);
-void	 tls_teardown(struct conn *);
-
-/* tls_openssl.c: the identity of a certificate (struct x509_st is X509). */
-struct identity;
-struct x509_st;
-struct identity	*tls_openssl_identity(struct x509_st *);
+/* What front ends may ask of particular transports. */
+const char	*uds_path(const struct endpoint *);
+int		 tcp_address(const struct endpoint *, char *, size_t, int *);
 
 #endif /* TRANSPORT_H */

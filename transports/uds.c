@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * Unix domain sockets.  A listening socket file is created safely: in a
- * directory others cannot tamper with, never over anything that is not a
- * socket, over a socket only once a connect probe shows nobody answers
- * (and, in a directory others may write, only over one of our own), with
- * its mode set before any client can connect and checked afterwards, and
- * removed at exit only if it is still the inode we created.  Each step
- * after the directory is opened works relative to it and never follows
- * a symbolic link.
+ * Unix domain sockets: uds:PATH[,mode=0600][,owner=U][,group=G].  A peer
+ * is a local process with credentials.  The socket file a listener makes
+ * is made safely by the platform (sockfile_listen); a runtime dialled at
+ * a default socket name must be the process the name gives.
  */
 
 #include "config.h"
@@ -19,23 +15,64 @@
 #include <sys/un.h>
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "platform/platform.h"
-#include "router/dsroute.h"
+#include "router/endpoint.h"
+#include "router/engine.h"
+#include "router/ipc.h"
+#include "router/log.h"
+#include "transports/socket.h"
+#include "transports/transport.h"
+#include "transports/uds.h"
 
+static int	 set_mode(struct endpoint *, const char *, char *, size_t);
+static int	 set_owner(struct endpoint *, const char *, char *, size_t);
+static int	 set_group(struct endpoint *, const char *, char *, size_t);
+
+static const struct endpoint_option uds_options[] = {
+	{ "mode", 1, set_mode },
+	{ "owner", 1, set_owner },
+	{ "group", 1, set_group },
+};
+
+static int	 uds_parse(struct endpoint *, const char *, char *, size_t);
+static void	 uds_clear(struct endpoint *);
+static void	 uds_set_name(struct endpoint *);
+static void	 uds_auto_role(struct endpoint *);
+static void	 uds_describe(const struct endpoint *, char *, size_t);
+static void	 uds_howto(const struct endpoint *);
+static int	 uds_runtime_port(const struct endpoint *);
+static int	 uds_file_owner(const struct endpoint *, uid_t *);
+static void	 uds_granted_ids(const struct endpoint *,
+		    struct endpoint_ids *);
 static int	 uds_listen(struct endpoint *, char *, size_t);
 static void	 uds_unlisten(struct endpoint *);
 static int	 uds_dial(struct endpoint *, int *);
 static int	 uds_setup(struct conn *, int);
 
+static const char *const uds_prefixes[] = { "uds:", "unix:", NULL };
+
 const struct transport transport_uds = {
 	.name = "uds",
+	.prefixes = uds_prefixes,
+	.example = "uds:/",
+	.local = 1,
+	.plain = 1,
+	.options = uds_options,
+	.noptions = sizeof(uds_options) / sizeof(uds_options[0]),
+	.parse = uds_parse,
+	.clear = uds_clear,
+	.set_name = uds_set_name,
+	.auto_role = uds_auto_role,
+	.describe = uds_describe,
+	.howto = uds_howto,
+	.runtime_port = uds_runtime_port,
+	.file_owner = uds_file_owner,
+	.granted_ids = uds_granted_ids,
 	.listen = uds_listen,
 	.unlisten = uds_unlisten,
 	.dial = uds_dial,
@@ -48,337 +85,187 @@ const struct transport transport_uds = {
 	.teardown = socket_teardown,
 };
 
+/* Parse the path of a uds endpoint. */
+static int
+uds_parse(struct endpoint *ep, const char *addr, char *err, size_t len)
+{
+	struct uds_endpoint	*u;
+	size_t			 n = strlen(addr);
+
+	if (n == 0) {
+		snprintf(err, len, "the socket path is empty");
+		return (-1);
+	}
+	if (n >= sizeof(u->path)) {
+		snprintf(err, len, "the socket path is %zu bytes; a Unix "
+		    "socket path holds at most %zu (choose a shorter "
+		    "directory, e.g. under /tmp)", n, sizeof(u->path) - 1);
+		return (-1);
+	}
+	if ((u = calloc(1, sizeof(*u))) == NULL) {
+		snprintf(err, len, "out of memory");
+		return (-1);
+	}
+	memcpy(u->path, addr, n + 1);
+	u->mode = 0600;
+	ep->t = u;
+	return (0);
+}
+
 static void
-uds_address(const struct endpoint *ep, struct sockaddr_un *sun)
+uds_clear(struct endpoint *ep)
 {
-	memset(sun, 0, sizeof(*sun));
-	sun->sun_family = AF_UNIX;
-	memcpy(sun->sun_path, ep->path, sizeof(sun->sun_path));
+	struct uds_endpoint	*u = UDS(ep);
+
+	free(u->owner);
+	free(u->group);
+	free(u);
+	ep->t = NULL;
 }
 
-static const char *
-file_kind(mode_t mode)
+static int
+set_mode(struct endpoint *ep, const char *v, char *err, size_t len)
 {
-	if (S_ISLNK(mode))
-		return ("symbolic link");
-	if (S_ISDIR(mode))
-		return ("directory");
-	if (S_ISREG(mode))
-		return ("regular file");
-	if (S_ISFIFO(mode))
-		return ("FIFO");
-	return ("non-socket file");
-}
+	char		*end;
+	unsigned long	 mode;
 
-/*
- * Probe the socket at path: return 1 when a listener answers, 0 when it
- * refuses (a stale socket), -1 with errno on other errors.
- */
-int
-uds_probe(const char *path)
-{
-	struct sockaddr_un	 sun;
-	int			 fd, rv;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		errno = ENAMETOOLONG;
+	errno = 0;
+	mode = strtoul(v, &end, 8);
+	if (*v == '\0' || *end != '\0' || errno != 0 || mode > 0777) {
+		snprintf(err, len, "mode=%s: give an octal mode such as 0660",
+		    v);
 		return (-1);
 	}
-	strcpy(sun.sun_path, path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if (mode & 0111) {
+		snprintf(err, len, "mode=%s: execute bits mean nothing on a "
+		    "socket; give read and write bits such as 0660", v);
 		return (-1);
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
-		rv = 1;
-	else if (errno == ECONNREFUSED)
-		rv = 0;
-	else if (errno == EAGAIN)
-		rv = 1;		/* a listener with a full backlog */
-	else
-		rv = -1;
-	close(fd);
-	return (rv);
+	}
+	UDS(ep)->mode = (mode_t)mode;
+	return (0);
+}
+
+static int
+set_owner(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (endpoint_set_string(&UDS(ep)->owner, v, err, len));
+}
+
+static int
+set_group(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (endpoint_set_string(&UDS(ep)->group, v, err, len));
+}
+
+static void
+uds_set_name(struct endpoint *ep)
+{
+	snprintf(ep->name, sizeof(ep->name), "uds:%s", UDS(ep)->path);
 }
 
 /*
- * The socket's directory and name.  Everything but bind() is done
- * relative to the directory opened once and checked, so that what was
- * checked is what is used.
+ * Connect when a live listener is at the path (a runtime's default port,
+ * or a tool that listens), listen when nothing answers there (the path a
+ * runtime dials with DOTNET_DiagnosticPorts).
  */
-struct sockdir {
-	int		 fd;
-	struct stat	 st;
-	char		 dir[PATH_MAX];
-	const char	*name;
-	uid_t		 owner;		/* owner= of the endpoint, or -1 */
-	int		 shared;	/* others may create names in it */
-};
-
-/* Whether uid is this router's: its own, or the socket's owner=. */
-static int
-ours(uid_t uid, uid_t owner)
+static void
+uds_auto_role(struct endpoint *ep)
 {
-	return (uid == geteuid() || uid == owner);
-}
-
-/*
- * Open the directory of the socket and refuse one where others could
- * replace the socket: it must be this router's or root's, and others may
- * write it only if it is sticky.
- */
-static int
-open_directory(const struct endpoint *ep, uid_t owner, struct sockdir *d,
-    char *err, size_t len)
-{
-	const char	*slash = strrchr(ep->path, '/');
-
-	d->owner = owner;
-	if (slash == NULL) {
-		snprintf(d->dir, sizeof(d->dir), ".");
-		d->name = ep->path;
+	if (sockfile_probe(UDS(ep)->path) == 1) {
+		ep->role = ROLE_CONNECT;
+		ep->why = "a listener is already at the path";
 	} else {
-		snprintf(d->dir, sizeof(d->dir), "%.*s",
-		    slash == ep->path ? 1 : (int)(slash - ep->path), ep->path);
-		d->name = slash + 1;
+		ep->role = ROLE_LISTEN;
+		ep->why = "nothing is listening at the path";
 	}
-	if (*d->name == '\0') {
-		snprintf(err, len, "%s names a directory, not a socket",
-		    ep->path);
-		return (-1);
-	}
-	if ((d->fd = open(d->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
-	    fstat(d->fd, &d->st) == -1) {
-		snprintf(err, len, "directory %s: %s", d->dir, strerror(errno));
-		if (d->fd != -1)
-			close(d->fd);
-		return (-1);
-	}
-	if (d->st.st_uid != 0 && !ours(d->st.st_uid, owner)) {
-		snprintf(err, len, "directory %s belongs to uid %lu, who could "
-		    "replace the socket; use a directory of this user or of "
-		    "root", d->dir, (unsigned long)d->st.st_uid);
-		goto fail;
-	}
-	d->shared = (d->st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
-	if (d->shared && !(d->st.st_mode & S_ISVTX)) {
-		snprintf(err, len, "directory %s is writable by others and "
-		    "not sticky: anyone could replace the socket; use a "
-		    "private directory", d->dir);
-		goto fail;
-	}
-	return (0);
-
-fail:
-	close(d->fd);
-	return (-1);
 }
 
-/* Whether the directory's path still leads to the directory checked. */
+static void
+uds_describe(const struct endpoint *ep, char *buf, size_t len)
+{
+	if (ep->role == ROLE_LISTEN)
+		snprintf(buf, len, ", mode %04o", (unsigned)UDS(ep)->mode);
+}
+
+/* Log the settings a runtime or a tool needs to use the endpoint. */
+static void
+uds_howto(const struct endpoint *ep)
+{
+	const char		*path = UDS(ep)->path;
+	struct default_name	 dn;
+
+	if (ep->role == ROLE_LISTEN) {
+		log_info("  runtime on this host: "
+		    "DOTNET_DiagnosticPorts=%s,nosuspend (or ,suspend to wait "
+		    "for a tool at start-up)", path);
+		log_info("  tool on this host: dotnet-trace collect "
+		    "--diagnostic-port %s,connect", path);
+	} else if (ipc_default_socket_parse(path, 0, &dn))
+		log_info("  %s is the default diagnostic port of process %ld",
+		    path, dn.pid);
+	else
+		log_info("  a runtime's port, or a tool listening: "
+		    "dotnet-trace collect --diagnostic-port %s", path);
+}
+
 static int
-same_directory(const struct sockdir *d)
+uds_runtime_port(const struct endpoint *ep)
+{
+	struct default_name	 dn;
+
+	return (ipc_default_socket_parse(UDS(ep)->path, 0, &dn));
+}
+
+/* The owner of the socket file at the path: a runtime's, or ours. */
+static int
+uds_file_owner(const struct endpoint *ep, uid_t *uid)
 {
 	struct stat	 st;
 
-	return (stat(d->dir, &st) == 0 && st.st_dev == d->st.st_dev &&
-	    st.st_ino == d->st.st_ino);
+	if (lstat(UDS(ep)->path, &st) == -1 || !S_ISSOCK(st.st_mode))
+		return (0);
+	*uid = st.st_uid;
+	return (1);
 }
 
-/*
- * Remove a stale socket at the name, or refuse whatever else is there.
- * In a directory others may write, only a socket of this router's is
- * removed: the sticky bit keeps anyone else from swapping it between the
- * checks and the unlink.
- */
-static int
-clear_name(const struct endpoint *ep, const struct sockdir *d, char *err,
-    size_t len)
+/* The owner= and group= given to the socket file, once it is made. */
+static void
+uds_granted_ids(const struct endpoint *ep, struct endpoint_ids *ids)
 {
-	struct stat	 st, again;
-	int		 live;
+	const struct uds_endpoint	*u = UDS(ep);
 
-	if (fstatat(d->fd, d->name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
-		if (errno == ENOENT)
-			return (0);
-		snprintf(err, len, "%s: %s", ep->path, strerror(errno));
-		return (-1);
-	}
-	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, len, "%s is a %s; refusing to replace it",
-		    ep->path, file_kind(st.st_mode));
-		return (-1);
-	}
-	if (d->shared && !ours(st.st_uid, d->owner)) {
-		snprintf(err, len, "%s is a socket of uid %lu in a directory "
-		    "others can write; refusing to replace it",
-		    ep->path, (unsigned long)st.st_uid);
-		return (-1);
-	}
-	if ((live = uds_probe(ep->path)) == 1) {
-		snprintf(err, len, "a live listener is already at %s "
-		    "(another router, or a runtime?); refusing to replace it",
-		    ep->path);
-		return (-1);
-	}
-	if (live == -1) {
-		snprintf(err, len, "cannot probe the socket at %s: %s",
-		    ep->path, strerror(errno));
-		return (-1);
-	}
-	/* Unlink only the inode we probed. */
-	if (fstatat(d->fd, d->name, &again, AT_SYMLINK_NOFOLLOW) == -1 ||
-	    again.st_ino != st.st_ino || again.st_dev != st.st_dev ||
-	    !S_ISSOCK(again.st_mode) || !same_directory(d)) {
-		snprintf(err, len, "%s changed while starting; refusing to "
-		    "touch it", ep->path);
-		return (-1);
-	}
-	if (unlinkat(d->fd, d->name, 0) == -1) {
-		snprintf(err, len, "cannot remove the stale socket at %s: %s",
-		    ep->path, strerror(errno));
-		return (-1);
-	}
-	log_info("%s: removed a stale socket (nothing answered on it)",
-	    ep->name);
-	return (0);
-}
-
-static int
-lookup_ids(const struct endpoint *ep, uid_t *uid, gid_t *gid, char *err,
-    size_t len)
-{
-	*uid = (uid_t)-1;
-	*gid = (gid_t)-1;
-	if (ep->owner != NULL && parse_uid(ep->owner, uid) == -1) {
-		snprintf(err, len, "owner=%s: no such user", ep->owner);
-		return (-1);
-	}
-	if (ep->group != NULL && parse_gid(ep->group, gid) == -1) {
-		snprintf(err, len, "group=%s: no such group", ep->group);
-		return (-1);
-	}
-	return (0);
-}
-
-/*
- * Bind the socket with exactly the requested mode from the moment its
- * file exists: Linux gives the file the socket inode's mode less the
- * umask, so set the one and clear the other.
- */
-static int
-bind_socket(const struct endpoint *ep, int fd, char *err, size_t len)
-{
-	struct sockaddr_un	 sun;
-	mode_t			 old;
-	int			 saved;
-
-	uds_address(ep, &sun);
-	old = umask(0);
-	if (fchmod(fd, ep->mode) == -1 ||
-	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		saved = errno;
-		umask(old);
-		if (saved == EADDRINUSE)
-			snprintf(err, len, "%s appeared while starting; "
-			    "refusing to replace it", ep->path);
-		else
-			snprintf(err, len, "bind %s: %s", ep->path,
-			    strerror(saved));
-		return (-1);
-	}
-	umask(old);
-	return (0);
+	memset(ids, 0, sizeof(*ids));
+	ids->have_uid = u->owner != NULL && u->file.made;
+	ids->uid = u->file.uid;
+	ids->have_gid = u->group != NULL && u->file.made;
+	ids->gid = u->file.gid;
 }
 
 static int
 uds_listen(struct endpoint *ep, char *err, size_t len)
 {
-	struct sockdir	 d;
-	struct stat	 st;
-	uid_t		 uid, want_uid;
-	gid_t		 gid;
-	int		 fd;
+	struct uds_endpoint	*u = UDS(ep);
 
-	if (lookup_ids(ep, &uid, &gid, err, len) == -1 ||
-	    open_directory(ep, uid, &d, err, len) == -1)
-		return (-1);
-	if (clear_name(ep, &d, err, len) == -1)
-		goto fail_dir;
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) == -1) {
-		snprintf(err, len, "socket: %s", strerror(errno));
-		goto fail_dir;
-	}
-	if (bind_socket(ep, fd, err, len) == -1)
-		goto fail_sock;
-	/*
-	 * bind() goes by the path: make sure it led to the directory we
-	 * checked, where the name now is our socket, which nobody else may
-	 * replace.  Otherwise leave the file where it landed, untouched.
-	 */
-	if (!same_directory(&d)) {
-		snprintf(err, len, "directory %s changed while starting; "
-		    "refusing to use it", d.dir);
-		goto fail_sock;
-	}
-
-	/* Owner and group before listen(): nobody can connect yet. */
-	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
-	    fchownat(d.fd, d.name, uid, gid, AT_SYMLINK_NOFOLLOW) == -1) {
-		snprintf(err, len, "cannot set the owner of %s: %s", ep->path,
-		    strerror(errno));
-		goto fail_file;
-	}
-	/* Check what we created, and fail closed if it is not that. */
-	want_uid = uid != (uid_t)-1 ? uid : geteuid();
-	if (fstatat(d.fd, d.name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
-	    !S_ISSOCK(st.st_mode) || (st.st_mode & 07777) != ep->mode ||
-	    st.st_uid != want_uid || (gid != (gid_t)-1 && st.st_gid != gid)) {
-		snprintf(err, len, "%s does not have the mode or owner "
-		    "requested; refusing to use it", ep->path);
-		goto fail_file;
-	}
-	if (listen(fd, SOMAXCONN) == -1) {
-		snprintf(err, len, "listen %s: %s", ep->path, strerror(errno));
-		goto fail_file;
-	}
-	ep->owner_uid = uid;
-	ep->group_gid = gid;
-	ep->sock_dev = st.st_dev;
-	ep->sock_ino = st.st_ino;
-	ep->sock_dirfd = d.fd;
-	ep->sock_created = 1;
-	return (fd);
-
-fail_file:
-	(void)unlinkat(d.fd, d.name, 0);
-fail_sock:
-	close(fd);
-fail_dir:
-	close(d.fd);
-	return (-1);
+	memset(&u->file, 0, sizeof(u->file));
+	u->file.path = u->path;
+	u->file.mode = u->mode;
+	u->file.owner = u->owner;
+	u->file.group = u->group;
+	return (sockfile_listen(&u->file, err, len));
 }
 
-/*
- * Remove the socket file, if it is still the one we created, through the
- * directory opened at start-up.
- */
+/* The path of a uds endpoint, for a front end to print. */
+const char *
+uds_path(const struct endpoint *ep)
+{
+	return (ep->transport == &transport_uds ? UDS(ep)->path : ep->name);
+}
+
+/* Remove the socket file, if it is still the one we made. */
 static void
 uds_unlisten(struct endpoint *ep)
 {
-	const char	*slash = strrchr(ep->path, '/');
-	const char	*name = slash != NULL ? slash + 1 : ep->path;
-	struct stat	 st;
-
-	if (!ep->sock_created)
-		return;
-	ep->sock_created = 0;
-	if (fstatat(ep->sock_dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    st.st_dev == ep->sock_dev && st.st_ino == ep->sock_ino &&
-	    unlinkat(ep->sock_dirfd, name, 0) == -1)
-		log_warning("%s: cannot remove the socket: %s; the next start "
-		    "replaces it as a stale socket", ep->name, strerror(errno));
-	close(ep->sock_dirfd);
+	sockfile_remove(&UDS(ep)->file);
 }
 
 static int
@@ -390,7 +277,9 @@ uds_dial(struct endpoint *ep, int *pending)
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1)
 		return (-1);
-	uds_address(ep, &sun);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, UDS(ep)->path, sizeof(sun.sun_path));
 	*pending = 0;
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		if (errno == EINPROGRESS) {
@@ -448,7 +337,7 @@ check_named_listener(const struct conn *c, const struct default_name *dn)
 	struct proc_info	 pi;
 	struct stat		 st;
 
-	if (lstat(c->endpoint->path, &st) == -1) {
+	if (lstat(UDS(c->endpoint)->path, &st) == -1) {
 		snprintf(why, sizeof(why), "%s: cannot check the socket file: "
 		    "%s", prefix, strerror(errno));
 		return (why);
@@ -456,7 +345,7 @@ check_named_listener(const struct conn *c, const struct default_name *dn)
 	if (!S_ISSOCK(st.st_mode)) {
 		snprintf(why, sizeof(why), "%s: the name is a %s, not the "
 		    "socket itself (a planted link?)", prefix,
-		    file_kind(st.st_mode));
+		    sockfile_kind(st.st_mode));
 		return (why);
 	}
 	if (st.st_uid != c->uid) {
@@ -505,12 +394,10 @@ check_named_listener(const struct conn *c, const struct default_name *dn)
 static int
 uds_setup(struct conn *c, int accepted)
 {
-	struct ucred		 cred;
+	struct peer_cred	 cred;
 	struct default_name	 dn;
-	socklen_t		 len = sizeof(cred);
 
-	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
-	    len != sizeof(cred)) {
+	if (peer_cred_get(c->fd, &cred) == -1) {
 		c->error = errno;
 		c->why = "cannot read the peer's credentials";
 		return (-1);
@@ -521,7 +408,8 @@ uds_setup(struct conn *c, int accepted)
 	c->gid = cred.gid;
 	snprintf(c->peer, sizeof(c->peer), "%s(pid %ld uid %lu)",
 	    c->endpoint->name, (long)cred.pid, (unsigned long)cred.uid);
-	if (!accepted && ipc_default_socket_parse(c->endpoint->path, 1, &dn) &&
+	if (!accepted &&
+	    ipc_default_socket_parse(UDS(c->endpoint)->path, 1, &dn) &&
 	    (c->why = check_named_listener(c, &dn)) != NULL)
 		return (-1);
 	return (0);

@@ -42,7 +42,9 @@
 #include <string.h>
 
 #include "platform/platform.h"
-#include "router/dsroute.h"
+#include "router/acl.h"
+#include "router/endpoint.h"
+#include "router/ipc.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -20,40 +20,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "router/dsroute.h"
+#include "router/acl.h"
+#include "router/conffile.h"
+#include "router/endpoint.h"
+#include "router/engine.h"
+#include "router/settings.h"
+#include "transports/socket.h"
+#include "transports/tls.h"
+#include "transports/transport.h"
+#include "transports/uds.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
-/* What route.c and session.c expect from main.c; never used here. */
-struct settings		 settings;
-struct event_base	*base;
-int			 draining;
-
-static const char *const setting_names[] = {
-	"verbose", "handshake-timeout", "tls-handshake-timeout",
-	"connect-timeout", "backend-wait", "close-timeout",
-	"shutdown-timeout", "buffer-size", "runtime", "unsafe-listen",
-};
-
 /*
- * Stand in for main.c's settings: a known name with a value is taken,
- * anything else is refused, so that both paths of the parser run.
+ * The settings callback dsroute -f uses, less the user and group look-ups
+ * (a fuzzer should not read the password database): a known setting
+ * with a good value is taken, anything else is refused, so that both
+ * paths of the parser run.
  */
 static int
 setting(void *arg, const char *name, const char *value, char *err,
     size_t len)
 {
-	size_t	 i;
+	const struct setting	*s = settings_find(name);
 
-	for (i = 0; i < sizeof(setting_names) / sizeof(setting_names[0]);
-	    i++) {
-		if (strcmp(name, setting_names[i]) == 0 && *value != '\0') {
-			(*(int *)arg)++;
+	if (s != NULL && (s->type == ST_USER || s->type == ST_GROUP)) {
+		if (*value != '\0')
 			return (0);
-		}
+		snprintf(err, len, "%s: give a name", name);
+		return (-1);
 	}
-	snprintf(err, len, "unknown setting '%s'", name);
-	return (-1);
+	return (settings_set(arg, name, value, err, len));
 }
 
 static int
@@ -71,23 +68,49 @@ valid_name(const char *name)
 	return (1);
 }
 
+/* -n resolves, loads and creates nothing. */
+static void
+check_untouched(const struct endpoint *ep)
+{
+	const char	*tr = ep->transport->name;
+
+	if (strcmp(tr, "uds") == 0 && UDS(ep)->file.made)
+		abort();
+	if ((strcmp(tr, "tcp") == 0 || strcmp(tr, "tls") == 0) &&
+	    TCP(ep)->addrlen != 0)
+		abort();
+	if (strcmp(tr, "tls") == 0 && TLS(ep)->ctx != NULL)
+		abort();
+}
+
 /* A route's endpoint must parse again from its own text, the same. */
 static void
 check_endpoint(const struct endpoint *ep)
 {
 	struct endpoint	 again;
-	char		 err[512];
+	char		 err[512], said[256], again_said[256];
+	int		 n, again_n;
 
 	if (ep->spec == NULL || ep->transport == NULL || ep->name[0] == '\0')
 		abort();
-	if (ep->addrlen != 0 || ep->tls_ctx != NULL || ep->sock_created)
-		abort();	/* -n resolves, loads and creates nothing */
+	check_untouched(ep);
+	said[0] = again_said[0] = '\0';
+	if (ep->transport->describe != NULL)
+		ep->transport->describe(ep, said, sizeof(said));
 	if (endpoint_parse(ep->spec, &again, err, sizeof(err)) == -1 ||
-	    again.type != ep->type || again.role != ep->role ||
-	    again.mode != ep->mode || strcmp(again.name, ep->name) != 0 ||
+	    again.transport != ep->transport || again.role != ep->role ||
+	    strcmp(again.name, ep->name) != 0 ||
 	    strcmp(again.transport_spec, ep->transport_spec) != 0 ||
-	    again.nallow != ep->nallow || (again.policy == NULL) !=
-	    (ep->policy == NULL))
+	    (again.policy == NULL) != (ep->policy == NULL))
+		abort();
+	acl_allow_list(again.policy, &again_n);
+	acl_allow_list(ep->policy, &n);
+	if (again_n != n)
+		abort();
+	if (again.transport->describe != NULL)
+		again.transport->describe(&again, again_said,
+		    sizeof(again_said));
+	if (strcmp(said, again_said) != 0)
 		abort();
 	endpoint_clear(&again);
 }
@@ -133,10 +156,11 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct config	 cfg;
+	struct settings	 st;
 	FILE		*fp;
 	uint8_t		*copy;
 	size_t		 i;
-	int		 nlines = 0, nsettings = 0;
+	int		 nlines = 0;
 
 	if ((copy = malloc(size + 1)) == NULL)
 		return (0);
@@ -150,7 +174,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		nlines = 1;
 	if ((fp = fmemopen(copy, size, "r")) == NULL)
 		abort();
-	if (config_parse(&cfg, "fuzz.conf", fp, setting, &nsettings) == 0)
+	settings_init(&st);
+	if (config_parse(&cfg, "fuzz.conf", fp, setting, &st) == 0)
 		check_loaded(&cfg);
 	else
 		check_refused(&cfg, nlines);

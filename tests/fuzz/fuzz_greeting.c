@@ -22,7 +22,7 @@
 
 #include <event2/buffer.h>
 
-#include "router/dsroute.h"
+#include "router/ipc.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

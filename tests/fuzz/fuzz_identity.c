@@ -41,7 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "router/dsroute.h"
+#include "router/acl.h"
+#include "router/identity.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -11,11 +11,10 @@
 #include <sys/stat.h>
 
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "router/dsroute.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

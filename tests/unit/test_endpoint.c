@@ -9,11 +9,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "router/dsroute.h"
+#include "router/acl.h"
+#include "router/endpoint.h"
+#include "router/identity.h"
+#include "transports/socket.h"
+#include "transports/tls.h"
+#include "transports/transport.h"
+#include "transports/uds.h"
 #include "tap.h"
 
 static struct endpoint	 ep;
 static char		 err[512];
+
+/* Whether the endpoint parsed is of the transport named. */
+static int
+is(const char *transport)
+{
+	return (ep.transport != NULL &&
+	    strcmp(ep.transport->name, transport) == 0);
+}
 
 static int
 parses(const char *spec)
@@ -35,12 +49,14 @@ test_uds(void)
 {
 	char	 longpath[300];
 
-	ok(parses("uds:/tmp/a.sock") && ep.type == ENDPOINT_UDS &&
-	    strcmp(ep.path, "/tmp/a.sock") == 0 && ep.role == ROLE_AUTO &&
-	    ep.mode == 0600, "uds: path, automatic role, mode 0600");
+	ok(parses("uds:/tmp/a.sock") && is("uds") &&
+	    strcmp(UDS(&ep)->path, "/tmp/a.sock") == 0 &&
+	    ep.role == ROLE_AUTO && UDS(&ep)->mode == 0600,
+	    "uds: path, automatic role, mode 0600");
 	ok(parses("unix:/tmp/a,listen,mode=0660,group=adm") &&
-	    ep.role == ROLE_LISTEN && ep.mode == 0660 &&
-	    strcmp(ep.group, "adm") == 0, "unix: alias, listen, mode, group");
+	    ep.role == ROLE_LISTEN && UDS(&ep)->mode == 0660 &&
+	    strcmp(UDS(&ep)->group, "adm") == 0,
+	    "unix: alias, listen, mode, group");
 	ok(parses("uds:/tmp/a,connect") && ep.role == ROLE_CONNECT,
 	    "connect role");
 	ok(refused("uds:/tmp/a,listen,connect", "not both"),
@@ -58,23 +74,25 @@ test_uds(void)
 	ok(refused("uds:/tmp/a,listen=1", "takes no value"), "listen=1");
 	ok(refused("uds:/tmp/a,bogus", "unknown option 'bogus'"),
 	    "unknown option");
-	ok(ep.spec == NULL && ep.host == NULL,
+	ok(ep.spec == NULL && ep.t == NULL && ep.transport == NULL,
 	    "a refused spec leaves nothing behind");
 }
 
 static void
 test_tcp(void)
 {
-	ok(parses("tcp:127.0.0.1:9000") && ep.type == ENDPOINT_TCP &&
-	    strcmp(ep.host, "127.0.0.1") == 0 && strcmp(ep.port, "9000") == 0,
+	ok(parses("tcp:127.0.0.1:9000") && is("tcp") &&
+	    strcmp(TCP(&ep)->host, "127.0.0.1") == 0 &&
+	    strcmp(TCP(&ep)->port, "9000") == 0,
 	    "tcp: host and port");
-	ok(parses("tcp:[::1]:9001") && strcmp(ep.host, "::1") == 0 &&
-	    strcmp(ep.port, "9001") == 0, "tcp: bracketed IPv6");
-	ok(parses("tcp:9002") && ep.host == NULL &&
-	    strcmp(ep.port, "9002") == 0, "tcp: port only means loopback");
-	ok(parses("tcp::9003") && ep.host == NULL, "tcp: empty host");
-	ok(parses("tcp:*:9004") && ep.wildcard, "tcp: every interface");
-	ok(parses("tcp:localhost:0") && strcmp(ep.port, "0") == 0,
+	ok(parses("tcp:[::1]:9001") && strcmp(TCP(&ep)->host, "::1") == 0 &&
+	    strcmp(TCP(&ep)->port, "9001") == 0, "tcp: bracketed IPv6");
+	ok(parses("tcp:9002") && TCP(&ep)->host == NULL &&
+	    strcmp(TCP(&ep)->port, "9002") == 0,
+	    "tcp: port only means loopback");
+	ok(parses("tcp::9003") && TCP(&ep)->host == NULL, "tcp: empty host");
+	ok(parses("tcp:*:9004") && TCP(&ep)->wildcard, "tcp: every interface");
+	ok(parses("tcp:localhost:0") && strcmp(TCP(&ep)->port, "0") == 0,
 	    "tcp: port 0 to listen on");
 	ok(refused("tcp:127.0.0.1:65536", "0 to 65535"), "port too large");
 	ok(refused("tcp:127.0.0.1:-1", "0 to 65535"), "negative port");
@@ -93,17 +111,21 @@ test_tcp(void)
 static void
 test_tls(void)
 {
+	const struct allow_rule	*allow;
+	int			 nallow;
+
 	ok(parses("tls:127.0.0.1:9000,cert=s.pem,key=s.key,ca=ca.pem") &&
-	    ep.type == ENDPOINT_TLS && ep.transport == &transport_tls &&
-	    ep.role == ROLE_AUTO && ep.verify == VERIFY_DEFAULT &&
-	    strcmp(ep.cert, "s.pem") == 0 && strcmp(ep.key, "s.key") == 0 &&
-	    strcmp(ep.ca, "ca.pem") == 0 &&
+	    is("tls") && ep.role == ROLE_AUTO &&
+	    TLS(&ep)->verify == VERIFY_DEFAULT &&
+	    strcmp(TLS(&ep)->cert, "s.pem") == 0 &&
+	    strcmp(TLS(&ep)->key, "s.key") == 0 &&
+	    strcmp(TLS(&ep)->ca, "ca.pem") == 0 &&
 	    strcmp(ep.name, "tls:127.0.0.1:9000") == 0,
 	    "tls: listener with cert, key and ca");
 	ok(refused("tls:127.0.0.1:9000,cert=s.pem,key=s.key", "give ca="),
 	    "a listener needs ca= to verify clients");
 	ok(parses("tls:*:9000,cert=s.pem,key=s.key,verify=none") &&
-	    ep.verify == VERIFY_NONE, "or an explicit verify=none");
+	    TLS(&ep)->verify == VERIFY_NONE, "or an explicit verify=none");
 	ok(refused("tls:127.0.0.1:9000,listen,ca=ca.pem", "cert= and key="),
 	    "a listener needs a certificate");
 	ok(refused("tls:127.0.0.1:9000,cert=s.pem,ca=ca.pem", "together"),
@@ -114,11 +136,12 @@ test_tls(void)
 	    "allow-cn=tool,allow-san=uri:spiffe://x/y,allow-san=ip:::1,"
 	    "allow-fp=" "00112233445566778899aabbccddeeff"
 	    "00112233445566778899AABBCCDDEEFF") &&
-	    ep.verify == VERIFY_OPTIONAL && ep.nallow == 4 &&
-	    ep.allow[0].kind == ALLOW_CN && ep.allow[1].kind == ALLOW_SAN &&
-	    ep.allow[1].san_type == SAN_URI &&
-	    strcmp(ep.allow[2].value, "::1") == 0 &&
-	    ep.allow[3].fingerprint[31] == 0xff, "allow-lists, repeatable");
+	    TLS(&ep)->verify == VERIFY_OPTIONAL &&
+	    (allow = acl_allow_list(ep.policy, &nallow)) != NULL &&
+	    nallow == 4 && allow[0].kind == ALLOW_CN &&
+	    allow[1].kind == ALLOW_SAN && allow[1].san_type == SAN_URI &&
+	    strcmp(allow[2].value, "::1") == 0 &&
+	    allow[3].fingerprint[31] == 0xff, "allow-lists, repeatable");
 	ok(refused("tls:127.0.0.1:9000,cert=a,key=b,verify=none,allow-cn=x",
 	    "verify=none"), "an allow-list needs client certificates");
 	ok(refused("tls:127.0.0.1:9000,cert=a,key=b,ca=c,allow-san=x",
@@ -126,8 +149,10 @@ test_tls(void)
 	ok(refused("tls:127.0.0.1:9000,cert=a,key=b,ca=c,allow-fp=abcd",
 	    "64 hex digits"), "short fingerprint");
 	ok(parses("tls:example.test:443,connect,sni=other.test") &&
-	    ep.role == ROLE_CONNECT && strcmp(ep.sni, "other.test") == 0 &&
-	    ep.cert == NULL && ep.ca == NULL, "tls: connect with sni");
+	    ep.role == ROLE_CONNECT &&
+	    strcmp(TLS(&ep)->sni, "other.test") == 0 &&
+	    TLS(&ep)->cert == NULL && TLS(&ep)->ca == NULL,
+	    "tls: connect with sni");
 	ok(refused("tls:h:1,connect,allow-cn=x", "for listeners"),
 	    "no allow-list when connecting");
 	ok(refused("tls:h:1,connect,verify=optional", "for listeners"),
@@ -149,34 +174,33 @@ test_types(void)
 	    "no type");
 }
 
+static int
+resolved(void)
+{
+	return (ep.transport->resolve(&ep, err, sizeof(err)) == 0);
+}
+
 static void
 test_resolve(void)
 {
-	ok(parses("tcp:127.0.0.1:0") &&
-	    endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
-	    ep.addr.ss_family == AF_INET && endpoint_is_loopback(&ep),
+	ok(parses("tcp:127.0.0.1:0") && resolved() &&
+	    TCP(&ep)->addr.ss_family == AF_INET && tcp_loopback(&ep),
 	    "127.0.0.1 is loopback");
-	ok(parses("tcp:127.9.9.9:1") &&
-	    endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
-	    endpoint_is_loopback(&ep), "127.9.9.9 is loopback");
-	ok(parses("tcp:[::1]:1") &&
-	    endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
-	    ep.addr.ss_family == AF_INET6 && endpoint_is_loopback(&ep),
+	ok(parses("tcp:127.9.9.9:1") && resolved() && tcp_loopback(&ep),
+	    "127.9.9.9 is loopback");
+	ok(parses("tcp:[::1]:1") && resolved() &&
+	    TCP(&ep)->addr.ss_family == AF_INET6 && tcp_loopback(&ep),
 	    "::1 is loopback");
-	ok(parses("tcp:9000") && endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
-	    endpoint_is_loopback(&ep) &&
+	ok(parses("tcp:9000") && resolved() && tcp_loopback(&ep) &&
 	    strcmp(ep.name, "tcp:127.0.0.1:9000") == 0,
 	    "port only resolves to 127.0.0.1");
-	ok(parses("tcp:*:1") && endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
-	    !endpoint_is_loopback(&ep), "every interface is not loopback");
-	ok(parses("tcp:10.1.2.3:1") &&
-	    endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
-	    !endpoint_is_loopback(&ep), "10.1.2.3 is not loopback");
-	ok(parses("tcp:[::ffff:127.0.0.1]:1") &&
-	    endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
-	    endpoint_is_loopback(&ep), "v4-mapped 127.0.0.1 is loopback");
-	ok(parses("tcp:[::1]:7") &&
-	    endpoint_resolve(&ep, err, sizeof(err)) == 0 &&
+	ok(parses("tcp:*:1") && resolved() && !tcp_loopback(&ep),
+	    "every interface is not loopback");
+	ok(parses("tcp:10.1.2.3:1") && resolved() && !tcp_loopback(&ep),
+	    "10.1.2.3 is not loopback");
+	ok(parses("tcp:[::ffff:127.0.0.1]:1") && resolved() &&
+	    tcp_loopback(&ep), "v4-mapped 127.0.0.1 is loopback");
+	ok(parses("tcp:[::1]:7") && resolved() &&
 	    strcmp(ep.name, "tcp:[::1]:7") == 0, "IPv6 name in brackets");
 }
 

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "router/dsroute.h"
+#include "router/util.h"
 #include "tap.h"
 
 static void

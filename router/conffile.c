@@ -1,18 +1,4 @@
-/*
- * Copyright (c) 2026 The dsroute authors
- *
- * Permission to use, copy, modify, and distribute this software for any
- * purpose with or without fee is hereby granted, provided that the above
- * copyright notice and this permission notice appear in all copies.
- *
- * THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES
- * WITH REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF
- * MERCHANTABILITY AND FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR
- * ANY SPECIAL, DIRECT, INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES
- * WHATSOEVER RESULTING FROM LOSS OF USE, DATA OR PROFITS, WHETHER IN AN
- * ACTION OF CONTRACT, NEGLIGENCE OR OTHER TORTIOUS ACTION, ARISING OUT OF
- * OR IN CONNECTION WITH THE USE OR PERFORMANCE OF THIS SOFTWARE.
- */
+/* SPDX-License-Identifier: ISC */
 
 /*
  * The configuration file (-f), an ini file in the manner of stunnel,
@@ -43,7 +29,11 @@
 
 #include <ini.h>
 
-#include "dsroute.h"
+#include "router/acl.h"
+#include "router/conffile.h"
+#include "router/endpoint.h"
+#include "router/engine.h"
+#include "router/log.h"
 
 #define ROUTE_NAME_MAX		40
 #define SYNTAX_ERRORS_MAX	100
@@ -80,8 +70,7 @@ struct parser {
 	size_t			 nroutes;
 	int			 in_section;
 	struct pending_route	*current;	/* NULL in a refused section */
-	int			 (*setting)(void *, const char *, const char *,
-				    char *, size_t);
+	config_setting_fn	*setting;
 	void			*arg;
 };
 
@@ -362,12 +351,7 @@ side_spec(struct parser *ps, const struct pending_side *sd, const char *key)
 	if (endpoint_parse_part(endpoint, &ep, err, sizeof(err)) == -1) {
 		add_error(ps->cfg, sd->line, "%s: %s", key, err);
 		/* Check the options all the same, on a stand-in of its type. */
-		if (strncmp(endpoint, "uds:", 4) == 0 ||
-		    strncmp(endpoint, "unix:", 5) == 0)
-			endpoint = "uds:/";
-		else if (strncmp(endpoint, "tcp:", 4) == 0)
-			endpoint = "tcp:127.0.0.1:1";
-		else
+		if ((endpoint = endpoint_stand_in(endpoint)) == NULL)
 			return (NULL);
 		ok = 0;
 	} else
@@ -470,8 +454,7 @@ error_order(const void *a, const void *b)
  * cfg->errors, in the order of their lines.
  */
 int
-config_load(struct config *cfg, const char *path,
-    int (*setting)(void *, const char *, const char *, char *, size_t),
+config_load(struct config *cfg, const char *path, config_setting_fn *setting,
     void *arg)
 {
 	FILE	*fp;
@@ -496,8 +479,7 @@ config_load(struct config *cfg, const char *path,
  */
 int
 config_parse(struct config *cfg, const char *path, FILE *fp,
-    int (*setting)(void *, const char *, const char *, char *, size_t),
-    void *arg)
+    config_setting_fn *setting, void *arg)
 {
 	struct parser	 ps;
 	size_t		 i;
@@ -587,11 +569,11 @@ route_named(struct route_list *list, const char *name)
 }
 
 /*
- * Reload: give the running routes the access control and TLS allow-lists
- * of the new file, which loaded without error.  Routes added, removed or
- * with other endpoints need new listeners; they are logged and wait for
- * a restart.
- * Return the number of changes that wait.
+ * Reload: give the running routes the policies of the new file, which
+ * loaded without error: their access control, who may advertise, the
+ * identity allow-lists.  Routes added, removed or with other endpoints
+ * need new listeners; they are logged and wait for a restart.  Return
+ * the number of changes that wait.
  */
 int
 config_apply(struct config *cfg)
@@ -622,11 +604,6 @@ config_apply(struct config *cfg)
 			acl_policy_free(ep->policy);
 			ep->policy = nep->policy;
 			nep->policy = NULL;
-			free(ep->allow);
-			ep->allow = nep->allow;
-			ep->nallow = nep->nallow;
-			nep->allow = NULL;
-			nep->nallow = 0;
 		}
 	}
 	TAILQ_FOREACH(nr, &cfg->routes, entry) {

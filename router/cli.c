@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * dsroute's own command line: settings as long options (the settings
+ * table makes the getopt table and --help), then two endpoints, LOCAL and
+ * REMOTE, or a configuration file of routes with -f.  -n checks them and
+ * exits.  SIGHUP reloads the file, the command line's settings winning
+ * over it as at start-up.
+ */
+
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "router/conffile.h"
+#include "router/daemon.h"
+#include "router/engine.h"
+#include "router/frontend.h"
+#include "router/log.h"
+#include "router/settings.h"
+#include "router/util.h"
+
+#define OPT_SETTING	256		/* + the index in settings_table */
+
+static const char	*config_path;
+
+/* Settings given on the command line: they win over the file's. */
+static struct {
+	const struct setting	*s;
+	const char		*arg;
+}			 given[64];
+static int		 ngiven;
+
+static int	 cli_reload(void);
+
+static const struct frontend cli = {
+	.name = "dsroute",
+	.reload = cli_reload,
+};
+
+static void __dead
+usage(int status)
+{
+	FILE	*fp = status == 0 ? stdout : stderr;
+
+	fprintf(fp,
+	    "usage: dsroute [options] LOCAL REMOTE\n"
+	    "       dsroute [options] -f FILE\n"
+	    "       dsroute client-server|server-server|server-client|"
+	    "client-client [options]\n"
+	    "       dsroute android|android-emu|ios|ios-sim [options]\n"
+	    "              (dotnet-dsrouter's command line: dsroute android "
+	    "-h)\n"
+	    "\n"
+	    "endpoints:\n"
+	    "  uds:PATH[,listen|,connect][,mode=0600][,owner=U][,group=G]\n"
+	    "  tcp:HOST:PORT[,listen|,connect]      [v6]:PORT, *:PORT, "
+	    "PORT 0 = any\n"
+	    "  access control on either: ,policy=ROLE ,allow=CMD ,deny=CMD "
+	    ",ROLE=PEER\n"
+	    "  listeners: ,advertise=PEER|any|none  who may offer itself as "
+	    "a runtime\n"
+	    "  connect endpoints: ,peer=runtime|tool  what listens there "
+	    "(runtime)\n"
+	    "  tls:HOST:PORT,listen,cert=F,key=F,ca=F[,verify=required|"
+	    "optional|none]\n"
+	    "      [,allow-cn=CN][,allow-san=dns:|uri:|ip:NAME]"
+	    "[,allow-fp=SHA256]\n"
+	    "  tls:HOST:PORT,connect[,ca=F][,cert=F,key=F][,sni=NAME]"
+	    "[,verify=required|none]\n"
+	    "\n"
+	    "options:\n"
+	    "  -f, --config FILE           run the routes of FILE "
+	    "(dsroute.conf(5))\n"
+	    "  -n, --check                 check the endpoints or FILE, "
+	    "then exit\n");
+	settings_usage(fp);
+	fprintf(fp,
+	    "  -h, --help                  this text\n"
+	    "  -V, --version               the version\n"
+	    "Durations T are seconds, such as 5 or 0.5, or 500ms.\n"
+	    "\n"
+	    "See dsroute(1).\n");
+	exit(status);
+}
+
+/* The getopt table: the settings', then the front end's own options. */
+static struct option *
+long_options(void)
+{
+	static const struct option own[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "config", required_argument, NULL, 'f' },
+		{ "check", no_argument, NULL, 'n' },
+	};
+	struct option		*o;
+	const struct setting	*s;
+	size_t			 n = 0, i;
+
+	for (s = settings_table; s->name != NULL; s++)
+		n++;
+	o = xcalloc(n + sizeof(own) / sizeof(own[0]) + 1, sizeof(*o));
+	for (i = 0; i < n; i++) {
+		s = &settings_table[i];
+		o[i].name = s->name;
+		o[i].has_arg = s->type == ST_FLAG ? no_argument :
+		    required_argument;
+		o[i].val = s->letter != 0 ? s->letter : OPT_SETTING + (int)i;
+	}
+	memcpy(&o[n], own, sizeof(own));
+	return (o);
+}
+
+/* The setting of a getopt value, or NULL. */
+static const struct setting *
+setting_of(int ch)
+{
+	const struct setting	*s;
+
+	for (s = settings_table; s->name != NULL; s++) {
+		if (ch == (s->letter != 0 ? s->letter :
+		    OPT_SETTING + (int)(s - settings_table)))
+			return (s);
+	}
+	return (NULL);
+}
+
+/*
+ * Load the configuration file into cfg and st: the defaults, then the
+ * file's settings, then the command line's, which win.
+ */
+static int
+load_config(struct config *cfg, struct settings *st)
+{
+	char	 err[128];
+	int	 i;
+
+	settings_init(st);
+	if (config_load(cfg, config_path, settings_set, st) == -1)
+		return (-1);
+	for (i = 0; i < ngiven; i++)
+		(void)settings_apply(st, given[i].s, given[i].arg, err,
+		    sizeof(err));
+	return (0);
+}
+
+/* Print or log every error of a configuration file, as file:line: message. */
+static void
+config_report(const struct config *cfg, int to_log)
+{
+	const struct config_error	*e;
+	char				 where[32] = "";
+	size_t				 i;
+
+	for (i = 0; i < cfg->nerrors; i++) {
+		e = &cfg->errors[i];
+		if (e->line > 0)
+			snprintf(where, sizeof(where), ":%d", e->line);
+		else
+			where[0] = '\0';
+		if (to_log)
+			log_error("%s%s: %s", config_path, where, e->message);
+		else
+			fprintf(stderr, "%s%s: %s\n", config_path, where,
+			    e->message);
+	}
+}
+
+/* SIGHUP: reload the configuration file, all of it or nothing. */
+static int
+cli_reload(void)
+{
+	struct config	 cfg;
+	struct settings	 st;
+	int		 waiting;
+
+	if (config_path == NULL)
+		return (0);
+	if (load_config(&cfg, &st) == -1) {
+		config_report(&cfg, 1);
+		log_error("reload: %s has %zu error%s; the running "
+		    "configuration stays", config_path, cfg.nerrors,
+		    cfg.nerrors == 1 ? "" : "s");
+		config_free(&cfg);
+		return (1);
+	}
+	waiting = config_apply(&cfg);
+	waiting += settings_reload(&st);
+	limit_budget();
+	config_free(&cfg);
+	log_info("reloaded %s%s", config_path, waiting == 0 ? "" :
+	    "; the changes logged above wait for a restart");
+	return (1);
+}
+
+/* Take the routes of the file, or exit 1 with every error. */
+static void
+routes_from_file(int check)
+{
+	struct config	 cfg;
+	struct route	*r;
+
+	if (load_config(&cfg, &settings) == -1) {
+		config_report(&cfg, !check);
+		if (!check)
+			log_critical("%s: %zu error%s", config_path,
+			    cfg.nerrors, cfg.nerrors == 1 ? "" : "s");
+		config_free(&cfg);
+		exit(1);
+	}
+	while ((r = TAILQ_FIRST(&cfg.routes)) != NULL) {
+		TAILQ_REMOVE(&cfg.routes, r, entry);
+		TAILQ_INSERT_TAIL(&routes, r, entry);
+	}
+	config_free(&cfg);
+}
+
+/*
+ * Parse dsroute's own command line into settings and routes; with -n,
+ * -h or -V, do that and exit.  Return the front end for the daemon.
+ */
+const struct frontend *
+cli_frontend(int argc, char *argv[])
+{
+	const struct setting	*s;
+	struct option		*longopts = long_options();
+	struct route		*r;
+	char			 err[512];
+	int			 ch, check = 0;
+
+	while ((ch = getopt_long(argc, argv, "f:hnVv:", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			usage(0);
+		case 'V':
+			printf("dsroute %s\n", PACKAGE_VERSION);
+			exit(0);
+		case 'f':
+			config_path = optarg;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case '?':
+			usage(1);
+		default:
+			if ((s = setting_of(ch)) == NULL)
+				usage(1);
+			if (settings_apply(&settings, s, optarg, err,
+			    sizeof(err)) == -1)
+				fatalx("--%s %s: %s", s->name, optarg, err);
+			if (s->type == ST_LEVEL)
+				log_set_level(settings.log_level);
+			if (ngiven == sizeof(given) / sizeof(given[0]))
+				fatalx("too many options");
+			given[ngiven].s = s;
+			given[ngiven++].arg = optarg;
+			break;
+		}
+	}
+	free(longopts);
+	argc -= optind;
+	argv += optind;
+
+	if (config_path != NULL) {
+		if (argc != 0)
+			usage(1);
+		routes_from_file(check);
+	} else {
+		if (argc != 2)
+			usage(1);
+		if ((r = route_new("main", argv[0], argv[1], err,
+		    sizeof(err))) == NULL) {
+			if (check) {
+				fprintf(stderr, "%s\n", err);
+				exit(1);
+			}
+			fatalx("%s", err);
+		}
+		TAILQ_INSERT_TAIL(&routes, r, entry);
+	}
+	if (check) {
+		while ((r = TAILQ_FIRST(&routes)) != NULL) {
+			TAILQ_REMOVE(&routes, r, entry);
+			route_free(r);
+		}
+		printf("configuration OK\n");
+		exit(0);
+	}
+	log_set_level(settings.log_level);
+	return (&cli);
+}

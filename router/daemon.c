@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * The daemon: run the routes a front end made.  Harden the process, make
+ * the event loop, watch the signals, start the routes, drop privileges,
+ * then serve until SIGTERM or SIGINT drains the sessions; SIGHUP reloads
+ * what a front end and the transports can reload.  Every front end ends
+ * here, and nothing here knows which one it is.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "platform/platform.h"
+#include "router/daemon.h"
+#include "router/engine.h"
+#include "router/log.h"
+#include "router/settings.h"
+#include "router/util.h"
+
+static const int	 signals[] = { SIGTERM, SIGINT, SIGHUP };
+
+static const struct frontend *frontend;
+static struct event	 shutdown_timer;
+
+/* Stop now: close everything and leave the loop. */
+static void
+stop_now(const char *reason)
+{
+	session_close_all(reason);
+	event_base_loopexit(base, NULL);
+}
+
+static void
+shutdown_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	log_info("drain deadline reached");
+	stop_now("router shutting down");
+}
+
+/*
+ * SIGTERM or SIGINT: stop accepting, let forwarding sessions finish within
+ * the shutdown timeout, then exit.  A second signal stops at once.
+ */
+static void
+drain(void)
+{
+	struct route	*r;
+	struct session	*s;
+	struct timeval	 tv;
+	int		 n = 0;
+
+	if (draining) {
+		log_info("second signal: stopping now");
+		stop_now("router stopped");
+		return;
+	}
+	draining = 1;
+	TAILQ_FOREACH(r, &routes, entry) {
+		route_stop_listening(r);
+		runtime_drop_all(r);
+	}
+	session_drain_all();
+	TAILQ_FOREACH(s, &sessions, entry)
+		n++;
+	if (n == 0) {
+		event_base_loopexit(base, NULL);
+		return;
+	}
+	log_info("draining %d session%s (at most %.1fs)", n, n == 1 ? "" : "s",
+	    settings.shutdown_timeout_ms / 1000.0);
+	timeval_ms(&tv, settings.shutdown_timeout_ms);
+	evtimer_add(&shutdown_timer, &tv);
+}
+
+/* Drain and stop, as SIGTERM does: for a front end's own reasons to quit. */
+void
+daemon_shutdown(void)
+{
+	drain();
+}
+
+/*
+ * SIGHUP: reload what can change without a restart: the front end's (a
+ * configuration file) and the transports' credentials.  Each part loads
+ * its new state whole and keeps the old one when that fails; sessions in
+ * flight keep what they started with.
+ */
+static void
+reload(void)
+{
+	int	 front = 0;
+
+	if (frontend->reload != NULL)
+		front = frontend->reload();
+	if (route_reload_transports() == 0 && !front)
+		log_info("nothing to reload: no configuration file and no "
+		    "endpoint with credentials");
+}
+
+/* Route libevent's own messages into our log. */
+static void
+libevent_log(int severity, const char *msg)
+{
+	switch (severity) {
+	case EVENT_LOG_DEBUG:
+		log_trace("libevent: %s", msg);
+		break;
+	case EVENT_LOG_MSG:
+		log_debug("libevent: %s", msg);
+		break;
+	case EVENT_LOG_WARN:
+		log_warning("libevent: %s", msg);
+		break;
+	default:
+		log_error("libevent: %s", msg);
+		break;
+	}
+}
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	switch (sig) {
+	case SIGTERM:
+	case SIGINT:
+		log_info("%s received", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		drain();
+		break;
+	case SIGHUP:
+		log_info("SIGHUP received");
+		reload();
+		break;
+	}
+}
+
+/* Stop listening on every route started, so that no socket file stays. */
+static void __dead
+start_failed(const char *err)
+{
+	struct route	*r;
+
+	TAILQ_FOREACH(r, &routes, entry) {
+		if (r->started)
+			route_stop_listening(r);
+	}
+	fatalx("%s", err);
+}
+
+/*
+ * Run the routes a front end put on the list: open them, serve until a
+ * signal drains the router, then free everything.  Return the exit
+ * status.
+ */
+int
+daemon_run(const struct frontend *fe)
+{
+	struct route	*r;
+	struct event	*sig[sizeof(signals) / sizeof(signals[0])];
+	char		 err[512];
+	size_t		 i;
+
+	frontend = fe;
+	if (platform_harden(settings.allow_core_dumps, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	platform_raise_nofile();
+	event_set_log_callback(libevent_log);
+	if ((base = event_base_new()) == NULL)
+		fatalx("cannot start the event loop");
+	evtimer_assign(&shutdown_timer, base, shutdown_timeout_cb, NULL);
+
+	/* Signals first: a socket that exists can be stopped cleanly. */
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		sig[i] = evsignal_new(base, signals[i], signal_cb, NULL);
+		if (sig[i] == NULL || evsignal_add(sig[i], NULL) == -1)
+			fatalx("cannot watch signal %d", signals[i]);
+	}
+	TAILQ_FOREACH(r, &routes, entry) {
+		if (route_start(r, err, sizeof(err)) == -1)
+			start_failed(err);
+	}
+	/* Every listener is bound and every key read: drop privileges. */
+	if (platform_drop(settings.user, settings.group,
+	    settings.allow_core_dumps, err, sizeof(err)) == -1)
+		start_failed(err);
+
+	log_info("dsroute %s started, pid %ld", PACKAGE_VERSION,
+	    (long)getpid());
+	TAILQ_FOREACH(r, &routes, entry)
+		route_describe(r);
+	limit_budget();
+	if (fe->start != NULL)
+		fe->start();
+	log_info("ready");
+
+	event_base_dispatch(base);
+
+	/*
+	 * Freeing the signal events restores the default actions: block
+	 * the signals, so a late SIGTERM cannot kill an orderly exit.
+	 */
+	platform_block_signals(signals, sizeof(signals) / sizeof(signals[0]));
+	session_close_all("router stopped");
+	while ((r = TAILQ_FIRST(&routes)) != NULL) {
+		TAILQ_REMOVE(&routes, r, entry);
+		route_free(r);
+	}
+	if (fe->stop != NULL)
+		fe->stop();
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		event_free(sig[i]);
+	evtimer_del(&shutdown_timer);
+	event_base_free(base);
+	base = NULL;
+	log_info("stopped");
+	return (fe->status != NULL ? fe->status(0) : 0);
+}

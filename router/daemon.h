@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * The daemon (daemon.c): the event loop around the routes a front end
+ * made, signals, start-up, reload and an orderly shutdown.  A front end
+ * gives it its own hooks; the daemon never reaches back into one.
+ */
+
+#ifndef DAEMON_H
+#define DAEMON_H
+
+/* What a front end does around the loop. */
+struct frontend {
+	const char	*name;
+	void		(*start)(void);		/* the routes listen */
+	void		(*stop)(void);		/* the loop ended: undo start */
+	int		(*reload)(void);	/* SIGHUP; 1 if it reloaded */
+	int		(*status)(int);		/* the exit status, given ours */
+};
+
+int		 daemon_run(const struct frontend *);
+void		 daemon_shutdown(void);
+
+#endif /* DAEMON_H */

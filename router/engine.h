@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * The pairing engine: routes of two endpoints, the sessions that pair a
+ * tool's connection with a runtime's, the runtimes known by their
+ * cookie, the pump between two connections, the judge of first
+ * messages and the session limits.  It sees transports only through
+ * their operations table.
+ */
+
+#ifndef ENGINE_H
+#define ENGINE_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <event2/event_struct.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "router/endpoint.h"
+#include "router/ipc.h"
+
+struct evbuffer;
+struct evconnlistener;
+struct identity;
+struct peer_count;
+struct route;
+struct runtime;
+struct session;
+struct transport;
+
+/* A side of a route: LOCAL is the first endpoint given, REMOTE the other. */
+#define SIDE_LOCAL		0
+#define SIDE_REMOTE		1
+#define OTHER_SIDE(s)		(1 - (s))
+
+/* One side of a session: a socket behind its transport (conn.c). */
+struct conn {
+	struct session		*session;	/* NULL while parked */
+	struct runtime		*parked_in;	/* the record holding it parked */
+	struct endpoint		*endpoint;
+	const struct transport	*transport;
+	void			*tstate;	/* the transport's own */
+	int			 fd;
+	int			 side;
+	struct event		 rev;
+	struct event		 wev;
+	int			 rev_added;
+	int			 wev_added;
+	struct evbuffer		*out;		/* bytes waiting to go out here */
+
+	char			 peer[224];	/* printable peer */
+	int			 have_cred;	/* a local peer's credentials */
+	pid_t			 pid;
+	uid_t			 uid;
+	gid_t			 gid;
+	struct identity		*identity;	/* a verified peer, if any */
+	struct peer_count	*counted;	/* the peer it counts for */
+
+	uint64_t		 nwritten;
+	int			 error;		/* errno of the last failure */
+	const char		*why;		/* transport's reason for failure */
+
+	unsigned		 connecting:1;	/* non-blocking connect pending */
+	unsigned		 handshaking:1;
+	unsigned		 reading:1;	/* the session wants its bytes */
+	unsigned		 writing:1;	/* writes are let through */
+	unsigned		 eof:1;		/* the peer ended its sending side */
+	unsigned		 throttled:1;	/* the peer's output is full */
+	unsigned		 shut:1;	/* we ended our sending side */
+	unsigned		 shut_pending:1; /* ...but it waits to be sent */
+	unsigned		 rwant_write:1;	/* a read waits for writability */
+	unsigned		 wwant_read:1;	/* a write waits for readability */
+};
+
+/*
+ * The states of a session (session.c), each with its deadline; which may
+ * follow which is session.c's table of transitions.
+ */
+enum session_state {
+	S_NEW,			/* made, not started */
+	S_CLASSIFY,		/* reading the first bytes of an accepted conn */
+	S_PROBE,		/* client-client: asking the runtime who it is */
+	S_DIAL,			/* connecting the other side */
+	S_WAIT_RUNTIME,		/* a tool waits for a parked runtime */
+	S_AWAIT_COMMAND,	/* advertise sent; the tool's command pending */
+	S_PUMP,			/* forwarding both ways */
+	S_DENY,			/* sending an error frame, then closing */
+	S_HOLD			/* a refused runtime, held so it redials late */
+};
+
+struct session {
+	uint64_t		 id;
+	struct route		*route;
+	enum session_state	 state;
+	struct conn		 conn[2];	/* indexed by side */
+	int			 tool_side;	/* -1 until classified */
+	struct runtime		*runtime;	/* record of the paired runtime */
+	struct event		 timer;		/* the deadline of the state */
+	struct event		 idle;		/* --idle-timeout, forwarding */
+	uint64_t		 last_io;	/* monotonic ms of the last byte */
+	struct advertise	 advertise;	/* the runtime's, when known */
+	int			 have_advertise;
+	char			 command[40];	/* name of the first command */
+	struct timeval		 started;
+	struct conn		*dialing;	/* the conn being connected */
+	int			 dial_attempts;
+	uint64_t		 dial_deadline;	/* monotonic ms */
+	int			 timer_at_deadline; /* it fires at dial_deadline */
+	uint64_t		 offer_deadline; /* a listening tool's, or 0 */
+	int			 command_begun;	/* its first byte came */
+	int			 offer;		/* a client-client offer */
+	int			 quiet;		/* end at debug level, not info */
+	int			 runtime_ended_first;
+	const char		*deny_reason;
+	char			 hold_reason[320];
+	int			 judged;	/* the first command was judged */
+	int			 allowed;
+	char			 rule[96];	/* the rule that decided */
+	uint8_t			*replay;	/* first message, until answered */
+	size_t			 replay_len;
+	TAILQ_ENTRY(session)	 entry;		/* all sessions */
+	TAILQ_ENTRY(session)	 wait_entry;	/* the route's waiting tools */
+	int			 waiting;
+};
+
+TAILQ_HEAD(session_list, session);
+
+/* A peer as the limits count it, kept by value (limit.c). */
+struct peer_key {
+	int			 kind;		/* 0: none */
+	uint8_t			 key[32];
+	size_t			 len;
+};
+
+/* A runtime known by its cookie, with at most one parked connection. */
+struct runtime {
+	struct route		*route;
+	int			 side;		/* the endpoint it dials */
+	struct advertise	 advertise;
+	struct peer_key		 owner;		/* who first claimed the cookie */
+	pid_t			 owner_pid;	/* ... a local peer's pid, or 0 */
+	struct conn		 parked;	/* fd -1 when none is parked */
+	int			 active;	/* sessions paired with it */
+	int			 gone;		/* its parked conn died */
+	uint64_t		 last_used;	/* monotonic ms */
+	TAILQ_ENTRY(runtime)	 entry;
+};
+
+TAILQ_HEAD(runtime_list, runtime);
+
+enum route_mode {
+	MODE_CLIENT_SERVER,	/* local connects, remote listens */
+	MODE_SERVER_SERVER,
+	MODE_SERVER_CLIENT,
+	MODE_CLIENT_CLIENT
+};
+
+struct listener {
+	struct route		*route;
+	int			 side;
+	struct evconnlistener	*evl;
+	struct event		 backoff;	/* re-enable after EMFILE */
+	int			 paused;
+};
+
+struct route {
+	char			*name;
+	struct endpoint		 endpoint[2];
+	struct listener		 listener[2];
+	enum route_mode		 mode;
+	int			 started;	/* route_start() ran */
+	int			 tool_missing;	/* logged that none listens */
+	int			 runtime_side;	/* client-client: who is the runtime */
+	struct runtime_list	 runtimes;
+	struct runtime		*current;	/* the runtime tools are served by */
+	TAILQ_HEAD(, session)	 waiting;	/* tools waiting for a runtime */
+	struct session		*offer;		/* client-client: the open offer */
+	struct event		 offer_timer;
+	struct event		 recheck_timer;	/* waiting tools look again */
+	int			 offer_backoff_ms;
+	/* A front end's hook: a runtime advertised, or answered a dial. */
+	void			(*runtime_seen)(struct route *);
+	const char		*helper;	/* a front end's helper route:
+						   what it is for, in one line */
+	TAILQ_ENTRY(route)	 entry;
+};
+
+TAILQ_HEAD(route_list, route);
+
+/* The judge's word on a first message (judge.c). */
+struct verdict {
+	int		 allow;
+	uint32_t	 hresult;	/* error frame for a denial */
+	const char	*rule;		/* which rule decided */
+	const char	*reason;
+};
+
+/* The engine's event loop and lists; the daemon fills and runs them. */
+extern struct event_base *base;
+extern struct route_list routes;
+extern struct session_list sessions;
+extern int		 draining;
+
+/* route.c */
+struct route	*route_new(const char *, const char *, const char *, char *,
+		    size_t);
+int		 route_start(struct route *, char *, size_t);
+void		 route_describe(struct route *);
+void		 route_stop_listening(struct route *);
+void		 route_free(struct route *);
+int		 route_reload_transports(void);
+void		 route_listener_freed(void);
+void		 route_offer_schedule(struct route *, int);
+void		 route_recheck(struct route *, int);
+
+/* session.c */
+void		 session_accepted(struct route *, int, int, struct sockaddr *,
+		    socklen_t);
+void		 session_offer(struct route *);
+void		 session_close(struct session *, const char *);
+int		 session_conn_ready(struct conn *);
+int		 session_input(struct conn *);
+int		 session_eof(struct conn *);
+int		 session_conn_failed(struct conn *, const char *);
+int		 session_runtime_lost(struct session *);
+void		 session_runtime_available(struct route *);
+void		 session_set_state(struct session *, enum session_state);
+void		 session_drain_all(void);
+void		 session_close_all(const char *);
+
+/* runtime.c */
+int		 runtime_park(struct session *, const char **);
+int		 runtime_take(struct session *);
+void		 runtime_release(struct session *);
+void		 runtime_lost(struct session *);
+void		 runtime_parked_event(struct conn *);
+void		 runtime_drop_all(struct route *);
+
+/* pump.c */
+int		 pump_read(struct conn *);
+int		 pump_write(struct conn *);
+int		 pump_start(struct session *);
+void		 pump_idle_cb(evutil_socket_t, short, void *);
+
+/* judge.c */
+void		 judge_command(struct session *, const uint8_t *, size_t,
+		    struct verdict *);
+void		 judge_advertise(struct session *, struct conn *,
+		    struct verdict *);
+
+/* conn.c */
+int		 conn_init(struct conn *, struct session *, int,
+		    struct endpoint *);
+int		 conn_attach(struct conn *, int, int);
+int		 conn_start(struct conn *);
+void		 conn_move(struct conn *, struct conn *);
+void		 conn_close(struct conn *);
+void		 conn_free(struct conn *);
+void		 conn_update(struct conn *);
+int		 conn_dial(struct conn *);
+int		 conn_is_open(const struct conn *);
+const char	*conn_error(const struct conn *);
+
+/* limit.c */
+int		 limit_admit(struct conn *, const struct sockaddr *);
+int		 limit_identified(struct conn *);
+void		 limit_release(struct conn *);
+void		 limit_peer_key(const struct conn *, struct peer_key *);
+void		 limit_peer_name(const struct conn *, char *, size_t);
+int		 limit_same_peer(const struct conn *, const struct conn *);
+void		 limit_budget(void);
+
+#endif /* ENGINE_H */

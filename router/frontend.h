@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * The front ends: dsroute's own command line (cli.c) and dotnet-dsrouter's
+ * (dsrouter.c, with its presets' port forwarding in preset.c and the
+ * helper programs they run in child.c).  Each makes routes and hands the
+ * daemon its hooks; main.c picks one.
+ */
+
+#ifndef FRONTEND_H
+#define FRONTEND_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <event2/event_struct.h>
+
+#include <stdio.h>
+
+struct evbuffer;
+struct frontend;
+
+/* A helper program running (child.c). */
+struct child {
+	char			 name[96];	/* for the log */
+	int			 timeout_ms;	/* 0: none */
+	int			 quiet;		/* its stderr at debug level */
+	void			(*done)(struct child *, int,
+				    struct evbuffer *);
+	void			*arg;
+	pid_t			 pid;
+	int			 fd[2];		/* its stdout and stderr */
+	struct event		 ev[2];
+	struct evbuffer		*in[2];
+	struct evbuffer		*output;	/* its stdout */
+	struct event		 deadline;
+	int			 timed_out;
+	TAILQ_ENTRY(child)	 entry;
+};
+
+/* Port forwarding to a phone (preset.c). */
+enum forward_kind {
+	FORWARD_NONE,
+	FORWARD_ADB_REVERSE,	/* the device dials us: adb reverse */
+	FORWARD_ADB_FORWARD,	/* we dial the device: adb forward */
+	FORWARD_IPROXY		/* we dial an iOS device through iproxy */
+};
+
+enum forward_state {
+	FWD_UNKNOWN,
+	FWD_IN_PLACE,
+	FWD_FAILING,
+	FWD_CONFLICT
+};
+
+struct forward {
+	enum forward_kind	 kind;
+	const char		*serial;	/* -s: the device, or NULL */
+	int			 host_port;	/* on 127.0.0.1 here */
+	int			 device_port;
+	char			 program[1024];
+	struct child		 child;
+	struct event		 timer;		/* adb: check the rule */
+	enum forward_state	 state;
+	int			 owned;		/* we added the adb rule */
+	int			 stopping;
+	int			 failed;	/* iproxy ended: exit 1 */
+};
+
+/* cli.c */
+const struct frontend *cli_frontend(int, char *[]);
+
+/* dsrouter.c */
+int		 dsrouter_wanted(int, char *[]);
+const struct frontend *dsrouter_frontend(int, char *[]);
+
+/* child.c */
+int		 child_spawn(struct child *, char *const []);
+int		 child_running(const struct child *);
+void		 child_stop(struct child *, int);
+void		 child_wait(struct child *);
+void		 child_cleanup(void);
+
+/* preset.c */
+int		 forward_prepare(struct forward *, char *, size_t);
+void		 forward_start(struct forward *);
+void		 forward_stop(struct forward *);
+void		 preset_howto(FILE *, const char *, const char *, int, int,
+		    const char *);
+
+#endif /* FRONTEND_H */

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * The diagnostic IPC wire format (ipc.c): the header and the advertise,
+ * the classifier of a connection's first bytes, the frames dsroute builds
+ * itself, and the names of commands and of default sockets.  Pure
+ * functions over bytes.  Everything is little-endian; see
+ * docs/protocol-notes.md for what the runtime really does.
+ */
+
+#ifndef IPC_H
+#define IPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct evbuffer;
+
+#define IPC_MAGIC_LEN		14	/* "DOTNET_IPC_V1" and a NUL */
+#define IPC_HEADER_LEN		20
+#define IPC_MESSAGE_MAX		65535	/* the header's size field is a u16 */
+#define ADVR_MAGIC_LEN		8	/* "ADVR_V1" and a NUL */
+#define ADVR_LEN		34
+#define IPC_COOKIE_LEN		16
+
+#define IPC_SET_DUMP		0x01
+#define IPC_SET_EVENTPIPE	0x02
+#define IPC_SET_PROFILER	0x03
+#define IPC_SET_PROCESS		0x04
+#define IPC_SET_SERVER		0xff
+#define IPC_ID_OK		0x00
+#define IPC_ID_ERROR		0xff
+
+#define HRESULT_BAD_ENCODING	0x80131384U
+#define HRESULT_UNKNOWN_COMMAND	0x80131385U
+#define HRESULT_UNKNOWN_MAGIC	0x80131386U
+#define HRESULT_ACCESS_DENIED	0x80070005U
+
+struct ipc_header {
+	uint16_t	 size;		/* whole message, header included */
+	uint8_t		 set;
+	uint8_t		 id;
+	uint16_t	 reserved;
+};
+
+struct advertise {
+	uint8_t		 cookie[IPC_COOKIE_LEN];
+	uint64_t	 pid;
+};
+
+/* A default diagnostic socket's name, parsed. */
+struct default_name {
+	long		 pid;
+	uint64_t	 key;		/* the process's start time */
+	int		 router;	/* dotnet-diagnostic-dsrouter-... */
+};
+
+/* What the first bytes of a connection turned out to be. */
+enum greeting_kind {
+	GREETING_MORE,			/* too few bytes to tell yet */
+	GREETING_ADVERTISE,		/* a runtime offering itself */
+	GREETING_COMMAND,		/* a tool's complete first message */
+	GREETING_INVALID
+};
+
+/* ipc_classify looks at no more than the first GREETING_PEEK bytes. */
+#define GREETING_PEEK		ADVR_LEN
+
+struct greeting {
+	enum greeting_kind	 kind;
+	size_t			 need;	/* bytes the greeting takes, once known */
+	struct ipc_header	 header;
+	struct advertise	 advertise;
+	const char		*error;	/* why it is invalid */
+	uint32_t		 hresult; /* error frame for a tool, or 0 */
+};
+
+void		 ipc_classify(const uint8_t *, size_t, struct greeting *);
+int		 ipc_classify_buffer(struct evbuffer *, struct greeting *);
+const char	*ipc_command_name(uint8_t, uint8_t);
+const char	*ipc_command_name_at(size_t);
+void		 ipc_command_label(uint8_t, uint8_t, char *, size_t);
+void		 ipc_error_frame(uint8_t [24], uint32_t);
+void		 ipc_request(uint8_t [IPC_HEADER_LEN], uint8_t, uint8_t);
+void		 ipc_advertise_build(uint8_t [ADVR_LEN],
+		    const struct advertise *);
+int		 ipc_processinfo_parse(const uint8_t *, size_t,
+		    struct advertise *, uint32_t *);
+void		 ipc_cookie_hex(const uint8_t [IPC_COOKIE_LEN], char [33]);
+int		 ipc_default_socket_parse(const char *, int,
+		    struct default_name *);
+uint32_t	 ipc_get32(const uint8_t *);
+
+#endif /* IPC_H */

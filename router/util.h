@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * Small helpers every layer uses (util.c): the monotonic clock, printable
+ * socket addresses, the parsers of option values, and allocations that
+ * may only fail at start-up.
+ */
+
+#ifndef UTIL_H
+#define UTIL_H
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+uint64_t	 now_ms(void);
+void		 timeval_ms(struct timeval *, int);
+double		 elapsed_s(const struct timeval *);
+void		 sockaddr_name(const struct sockaddr *, socklen_t, char *,
+		    size_t);
+int		 parse_ms(const char *, int *);
+int		 parse_size(const char *, size_t *);
+int		 parse_uid(const char *, uid_t *);
+int		 parse_gid(const char *, gid_t *);
+void		*xcalloc(size_t, size_t);
+char		*xstrdup(const char *);
+
+#endif /* UTIL_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * What the socket transports share, private to transports/: the plain
+ * stream over a connected socket (socket.c), which uds and tcp use as it
+ * is, and the socket level of tcp (tcp.c), which tls builds on.
+ */
+
+#ifndef SOCKET_H
+#define SOCKET_H
+
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <stddef.h>
+
+struct conn;
+struct endpoint;
+struct evbuffer;
+
+/* socket.c */
+ssize_t		 socket_read(struct conn *, void *, size_t);
+ssize_t		 socket_write(struct conn *, const void *, size_t);
+ssize_t		 socket_write_buffer(struct conn *, struct evbuffer *);
+int		 socket_shutdown(struct conn *);
+int		 socket_handshake(struct conn *);
+void		 socket_teardown(struct conn *);
+
+/*
+ * tcp.c: what tcp keeps of an endpoint, behind ep->t; a tls endpoint's
+ * starts with it.
+ */
+struct tcp_endpoint {
+	char			*host;		/* NULL: loopback */
+	char			 port[8];
+	int			 wildcard;	/* "*": every interface */
+	struct sockaddr_storage	 addr;		/* resolved at start-up */
+	socklen_t		 addrlen;
+};
+
+#define TCP(ep)		((struct tcp_endpoint *)(ep)->t)
+
+int		 tcp_parse_address(struct tcp_endpoint *, const char *, char *,
+		    size_t);
+void		 tcp_clear_address(struct tcp_endpoint *);
+int		 tcp_check(const struct endpoint *, char *, size_t);
+void		 tcp_set_name(struct endpoint *);
+void		 tcp_auto_role(struct endpoint *);
+int		 tcp_resolve(struct endpoint *, char *, size_t);
+int		 tcp_loopback(const struct endpoint *);
+int		 tcp_listen(struct endpoint *, char *, size_t);
+int		 tcp_dial(struct endpoint *, int *);
+int		 tcp_setup(struct conn *, int);
+
+#endif /* SOCKET_H */

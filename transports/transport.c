@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * The transports, listed by the prefixes of their endpoints.  This is the
+ * one place that names them all: a new transport is a file that fills in
+ * a struct transport, and a line here.
+ */
+
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "router/endpoint.h"
+#include "transports/transport.h"
+
+extern const struct transport	 transport_uds;
+extern const struct transport	 transport_tcp;
+extern const struct transport	 transport_tls;
+
+static const struct transport *const transports[] = {
+	&transport_uds,
+	&transport_tcp,
+	&transport_tls,
+};
+
+/* Transports this build or this system does not have, and why. */
+static const struct {
+	const char	*prefix;
+	const char	*why;
+} unavailable[] = {
+	{ "pipe:", "named pipes exist only on Windows" },
+	{ "namedpipe:", "named pipes exist only on Windows" },
+};
+
+#define NTRANSPORTS	(sizeof(transports) / sizeof(transports[0]))
+
+/*
+ * The transport of an endpoint specification, by its prefix, and the
+ * length of that prefix in *skip; NULL if none has it.
+ */
+const struct transport *
+transport_find(const char *spec, size_t *skip)
+{
+	const char *const	*p;
+	size_t			 i;
+
+	for (i = 0; i < NTRANSPORTS; i++) {
+		for (p = transports[i]->prefixes; *p != NULL; p++) {
+			if (strncmp(spec, *p, strlen(*p)) == 0) {
+				*skip = strlen(*p);
+				return (transports[i]);
+			}
+		}
+	}
+	return (NULL);
+}
+
+/* Every transport of this build, for the tests of their contract. */
+const struct transport *const *
+transport_all(size_t *n)
+{
+	*n = NTRANSPORTS;
+	return (transports);
+}
+
+/* Why a specification's transport is not available here, or NULL. */
+const char *
+transport_unavailable(const char *spec)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(unavailable) / sizeof(unavailable[0]); i++) {
+		if (strncmp(spec, unavailable[i].prefix,
+		    strlen(unavailable[i].prefix)) == 0)
+			return (unavailable[i].why);
+	}
+	return (NULL);
+}
+
+/* Whether some transport takes an option of that name. */
+int
+transport_option_elsewhere(const char *name)
+{
+	size_t	 i, j;
+
+	for (i = 0; i < NTRANSPORTS; i++) {
+		for (j = 0; j < transports[i]->noptions; j++) {
+			if (strcmp(transports[i]->options[j].name, name) == 0)
+				return (1);
+		}
+	}
+	return (0);
+}
+
+/* The first prefix of each transport, as "uds:, tcp: or tls:". */
+void
+transport_prefixes(char *buf, size_t len)
+{
+	size_t	 i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < NTRANSPORTS; i++) {
+		n += snprintf(buf + n, n < len ? len - n : 0, "%s%s",
+		    i == 0 ? "" : i + 1 == NTRANSPORTS ? " or " : ", ",
+		    transports[i]->prefixes[0]);
+	}
+}
