@@ -1136,7 +1136,11 @@ acl_decide(const struct acl_policy *p, const struct acl_peer *peer,
 		}
 		d->rule = r->label;
 	} else if (!role_allows(d->role, cmd)) {
+		/* The real tools send it to running runtimes too. */
 		deny(d, HRESULT_ACCESS_DENIED, role_rules[d->role],
+		    cmd == CMD(IPC_SET_PROCESS, 0x01) ? "the peer's role does "
+		    "not include ResumeRuntime, which dotnet-trace and "
+		    "dotnet-counters send unless given --resume-runtime:false" :
 		    "the peer's role does not include this command");
 		return;
 	} else

@@ -120,6 +120,12 @@ struct session {
 	char			 hold_reason[320];
 	int			 judged;	/* the first command was judged */
 	int			 allowed;
+	int			 asked;		/* the command went on */
+	int			 awaiting_answer; /* asked, not answered yet */
+	enum reply_kind		 answer;	/* how the runtime side answered */
+	uint32_t		 answer_hresult;
+	uint8_t			 answer_peek[REPLY_PEEK];
+	size_t			 answer_len;
 	char			 rule[96];	/* the rule that decided */
 	uint8_t			*replay;	/* first message, until answered */
 	size_t			 replay_len;
@@ -230,6 +236,7 @@ int		 session_conn_failed(struct conn *, const char *);
 int		 session_runtime_lost(struct session *);
 void		 session_runtime_available(struct route *);
 void		 session_set_state(struct session *, enum session_state);
+void		 session_answer(struct session *, const uint8_t *, size_t);
 void		 session_drain_all(void);
 void		 session_close_all(const char *);
 

@@ -221,6 +221,50 @@ ipc_error_frame(uint8_t frame[24], uint32_t hresult)
 	put32(frame + 20, hresult);
 }
 
+/*
+ * Classify the first len bytes of a reply to a command.  Only its header
+ * is read: an OK needs 20 bytes, an error frame 24, with its HRESULT put
+ * in *hresult.  A reply that is not one of ours (a runtime streams no
+ * header after some commands' OK) is REPLY_OTHER.
+ */
+enum reply_kind
+ipc_reply_classify(const uint8_t *buf, size_t len, uint32_t *hresult)
+{
+	size_t	 n = len < IPC_MAGIC_LEN ? len : IPC_MAGIC_LEN;
+
+	if (memcmp(buf, ipc_magic, n) != 0)
+		return (REPLY_OTHER);
+	if (len < IPC_HEADER_LEN)
+		return (REPLY_MORE);
+	if (buf[16] != IPC_SET_SERVER || le16(buf + 14) < IPC_HEADER_LEN)
+		return (REPLY_OTHER);
+	if (buf[17] == IPC_ID_OK)
+		return (REPLY_OK);
+	if (buf[17] != IPC_ID_ERROR || le16(buf + 14) < REPLY_PEEK)
+		return (REPLY_OTHER);
+	if (len < REPLY_PEEK)
+		return (REPLY_MORE);
+	*hresult = le32(buf + 20);
+	return (REPLY_ERROR);
+}
+
+/* What an HRESULT of the protocol means, or NULL for another. */
+const char *
+ipc_hresult_name(uint32_t hresult)
+{
+	switch (hresult) {
+	case HRESULT_ACCESS_DENIED:
+		return ("access denied");
+	case HRESULT_BAD_ENCODING:
+		return ("bad encoding");
+	case HRESULT_UNKNOWN_COMMAND:
+		return ("unknown command");
+	case HRESULT_UNKNOWN_MAGIC:
+		return ("unknown magic");
+	}
+	return (NULL);
+}
+
 /* Build a command with no payload, such as ProcessInfo. */
 void
 ipc_request(uint8_t msg[IPC_HEADER_LEN], uint8_t set, uint8_t id)

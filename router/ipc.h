@@ -63,6 +63,19 @@ enum greeting_kind {
 	GREETING_INVALID
 };
 
+/*
+ * What the first bytes of a reply say (ipc_reply_classify): an OK, an
+ * error frame and its HRESULT, or a stream with no header of ours.
+ */
+enum reply_kind {
+	REPLY_MORE,			/* too few bytes to tell yet */
+	REPLY_OK,
+	REPLY_ERROR,
+	REPLY_OTHER
+};
+
+#define REPLY_PEEK		24	/* an error frame, whole */
+
 /* ipc_classify looks at no more than the first GREETING_PEEK bytes. */
 #define GREETING_PEEK		ADVR_LEN
 
@@ -81,6 +94,8 @@ const char	*ipc_command_name(uint8_t, uint8_t);
 const char	*ipc_command_name_at(size_t);
 void		 ipc_command_label(uint8_t, uint8_t, char *, size_t);
 void		 ipc_error_frame(uint8_t [24], uint32_t);
+enum reply_kind	 ipc_reply_classify(const uint8_t *, size_t, uint32_t *);
+const char	*ipc_hresult_name(uint32_t);
 void		 ipc_request(uint8_t [IPC_HEADER_LEN], uint8_t, uint8_t);
 void		 ipc_advertise_build(uint8_t [ADVR_LEN],
 		    const struct advertise *);

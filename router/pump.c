@@ -234,6 +234,9 @@ pump_read(struct conn *c)
 
 	if (settings.idle_timeout_ms > 0)
 		s->last_io = now_ms();
+	if (s->awaiting_answer && s->state == S_PUMP &&
+	    c->side != s->tool_side)
+		session_answer(s, scratch, n);
 	if (deliver(p, scratch, n) == -1)
 		return (-1);
 	if (evbuffer_get_length(p->out) >= settings.high_water)

@@ -263,6 +263,8 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 
 	evtimer_del(&s->timer);
 	tool->reading = 1;
+	s->asked = s->awaiting_answer = 1;
+	s->answer = REPLY_MORE;
 	/* A runtime that dialled in and whose advertise went to the tool. */
 	if (conn_is_open(runtime_conn(s)))
 		return (pump_start(s));
@@ -568,6 +570,64 @@ session_input(struct conn *c)
 		return (0);
 	default:
 		return (0);
+	}
+}
+
+/*
+ * The first bytes from the runtime side after the tool's command: its
+ * answer.  An error frame there means the runtime, or a router further
+ * on, refused the command; the tool's user learns only the HRESULT, and
+ * the router that refused is on another host.  Say so here too.
+ */
+void
+session_answer(struct session *s, const uint8_t *buf, size_t n)
+{
+	size_t		 take = REPLY_PEEK - s->answer_len;
+	const char	*name;
+
+	if (take > n)
+		take = n;
+	memcpy(s->answer_peek + s->answer_len, buf, take);
+	s->answer_len += take;
+	s->answer = ipc_reply_classify(s->answer_peek, s->answer_len,
+	    &s->answer_hresult);
+	if (s->answer == REPLY_MORE)
+		return;
+	s->awaiting_answer = 0;
+	if (s->answer != REPLY_ERROR)
+		return;
+	name = ipc_hresult_name(s->answer_hresult);
+	/* How tools learn what a runtime supports: they try an older one. */
+	log_msg(s->answer_hresult == HRESULT_UNKNOWN_COMMAND ? LL_DEBUG :
+	    LL_INFO, "session %" PRIu64 ": the runtime side answered %s with "
+	    "error 0x%08" PRIx32 "%s%s%s%s", s->id, s->command,
+	    s->answer_hresult, name != NULL ? " (" : "",
+	    name != NULL ? name : "", name != NULL ? ")" : "",
+	    s->answer_hresult != HRESULT_ACCESS_DENIED ? "" :
+	    strcmp(s->command, "ResumeRuntime") == 0 ? ": a router on the "
+	    "way refused it (dotnet-trace and dotnet-counters send it unless "
+	    "given --resume-runtime:false), and its audit line says why" :
+	    ": a router on the way refused it, and its audit line says why");
+}
+
+/* The answer field of the session's end line. */
+static void
+answer_label(const struct session *s, char *buf, size_t len)
+{
+	switch (s->answer) {
+	case REPLY_MORE:
+		snprintf(buf, len, " answer=none");
+		break;
+	case REPLY_OK:
+		snprintf(buf, len, " answer=ok");
+		break;
+	case REPLY_ERROR:
+		snprintf(buf, len, " answer=error:0x%08" PRIx32,
+		    s->answer_hresult);
+		break;
+	case REPLY_OTHER:
+		snprintf(buf, len, " answer=other");
+		break;
 	}
 }
 
@@ -892,7 +952,7 @@ session_close(struct session *s, const char *reason)
 	struct route	*r = s->route;
 	struct conn	*tool = NULL, *rt = NULL, *c;
 	char		 pid[32] = "-", cookie[33] = "-", peer[256] = "";
-	char		 decision[160] = "";
+	char		 decision[160] = "", answer[40] = "";
 
 	if (s->tool_side != -1) {
 		tool = tool_conn(s);
@@ -910,15 +970,17 @@ session_close(struct session *s, const char *reason)
 	if (s->judged)
 		snprintf(decision, sizeof(decision), " decision=%s rule=\"%s\"",
 		    s->allowed ? "allow" : "deny", s->rule);
+	if (s->asked)
+		answer_label(s, answer, sizeof(answer));
 	log_msg(s->quiet ? LL_DEBUG : LL_INFO, "session %" PRIu64 ": "
 	    "route=%s command=%s tool=%s runtime=%s runtime_pid=%s "
 	    "cookie=%s to_runtime=%" PRIu64 " to_tool=%" PRIu64 " "
-	    "duration=%.3fs%s%s end=\"%s\"", s->id, r->name,
+	    "duration=%.3fs%s%s%s end=\"%s\"", s->id, r->name,
 	    s->command[0] != '\0' ? s->command : "-",
 	    tool != NULL ? tool->peer : "-", rt != NULL ? rt->peer : "-",
 	    pid, cookie, rt != NULL ? rt->nwritten : 0,
 	    tool != NULL ? tool->nwritten : 0, elapsed_s(&s->started), peer,
-	    decision, reason);
+	    answer, decision, reason);
 
 	if (s->waiting)
 		TAILQ_REMOVE(&r->waiting, s, wait_entry);

@@ -29,6 +29,25 @@ start_fakert rt --connect "$T/b-rt.sock" --stream-bytes $STREAM
 start_dsroute a "uds:$T/a-tool.sock" \
     "tcp:127.0.0.1:$(port_of b remote),connect"
 chain_checks "tools' router dials" "$T/a-tool.sock" "$(pid_of rt)" rt
+# B refuses the environment to a network peer; A, next to the tool, says
+# that the far side did, where the tool's user looks.
+if tool --timeout 30 "$T/a-tool.sock" env; then
+	fail "the far router refuses the environment" "$(cat "$T/tool.out")"
+else
+	pass "the far router refuses the environment"
+fi
+check "the tool gets its error frame" has_line "$T/tool.out" \
+    'error 0x80070005'
+check "B's audit line says why" wait_for 10 has_line "$T/b.err" \
+    'command=ProcessEnvironment decision=deny role=operate'
+check "A says the runtime side refused it, and where to look" \
+    wait_for 10 has_line "$T/a.err" \
+    '^info: session [0-9]+: the runtime side answered ProcessEnvironment with error 0x80070005 \(access denied\): a router on the way refused it, and its audit line says why$'
+check "A's end line: answer=error:0x80070005, though A allowed it" \
+    has_line "$T/a.err" \
+    'command=ProcessEnvironment .* answer=error:0x80070005 decision=allow '
+check "A's end lines say answer=ok for what the runtime answered" \
+    has_line "$T/a.err" 'command=ProcessInfo .* answer=ok decision=allow '
 stop_dsroute a
 stop_dsroute b
 stop rt

@@ -13,6 +13,11 @@
  * - a command never needs more than 65535 bytes, nor fewer than 20, and
  *   its header fields are the bytes on the wire;
  * - an advertise's cookie and pid are the bytes on the wire.
+ *
+ * The same bytes, read as the first bytes of a runtime's answer
+ * (ipc_reply_classify, which a router reads a prefix at a time up to
+ * REPLY_PEEK bytes): it needs no more than REPLY_PEEK, a verdict never
+ * changes as the prefix grows, and an error's HRESULT is the bytes.
  */
 
 #include "config.h"
@@ -49,6 +54,32 @@ check_consistent(const uint8_t *data, size_t len, const struct greeting *g)
 	}
 }
 
+static void
+check_reply(const uint8_t *data, size_t size)
+{
+	enum reply_kind	 kind, first = REPLY_MORE;
+	uint32_t	 hresult, first_hresult = 0;
+	size_t		 len;
+
+	for (len = 0; len <= size && len <= REPLY_PEEK + 8; len++) {
+		hresult = 0;
+		kind = ipc_reply_classify(data, len, &hresult);
+		if (kind == REPLY_MORE && len >= REPLY_PEEK)
+			abort();	/* a whole peek always decides */
+		if (kind == REPLY_ERROR && (len < REPLY_PEEK ||
+		    hresult != (uint32_t)(data[20] | data[21] << 8 |
+		    data[22] << 16 | (uint32_t)data[23] << 24)))
+			abort();
+		if (first != REPLY_MORE && (kind != first ||
+		    (kind == REPLY_ERROR && hresult != first_hresult)))
+			abort();	/* decided, then changed */
+		if (first == REPLY_MORE && kind != REPLY_MORE) {
+			first = kind;
+			first_hresult = hresult;
+		}
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
 {
@@ -71,6 +102,7 @@ LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
 
 	ipc_classify(data, size, &whole);
 	check_consistent(data, size, &whole);
+	check_reply(data, size);
 
 	if ((buf = evbuffer_new()) == NULL)
 		abort();

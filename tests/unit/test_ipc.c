@@ -200,11 +200,46 @@ test_names(void)
 	    "other names");
 }
 
+/* The first bytes of a reply, as a router reads the runtime's answer. */
+static void
+test_replies(void)
+{
+	uint8_t		 frame[24], ok_reply[28];
+	uint32_t	 hresult = 0;
+	size_t		 i;
+	int		 more = 1;
+
+	ipc_error_frame(frame, HRESULT_ACCESS_DENIED);
+	ok(ipc_reply_classify(frame, 24, &hresult) == REPLY_ERROR &&
+	    hresult == HRESULT_ACCESS_DENIED, "an error frame and its HRESULT");
+	for (i = 0; i < 24; i++)
+		more &= ipc_reply_classify(frame, i, &hresult) == REPLY_MORE;
+	ok(more, "fewer than 24 bytes of an error frame: more needed");
+
+	memcpy(ok_reply, frame, 20);
+	ok_reply[14] = 28;
+	ok_reply[17] = IPC_ID_OK;
+	ok(ipc_reply_classify(ok_reply, 20, &hresult) == REPLY_OK,
+	    "an OK is known from its header");
+	ok(ipc_reply_classify((const uint8_t *)"Nettrace", 8, &hresult) ==
+	    REPLY_OTHER, "bytes of no header of ours: other, at once");
+	ok_reply[16] = IPC_SET_PROCESS;
+	ok(ipc_reply_classify(ok_reply, 20, &hresult) == REPLY_OTHER,
+	    "a header of another command set: other");
+	frame[14] = 20;
+	ok(ipc_reply_classify(frame, 24, &hresult) == REPLY_OTHER,
+	    "an error frame too short for its HRESULT: other");
+	ok(strcmp(ipc_hresult_name(HRESULT_ACCESS_DENIED), "access denied")
+	    == 0 && ipc_hresult_name(0x80004005) == NULL,
+	    "the protocol's HRESULTs have names");
+}
+
 int
 main(void)
 {
 	test_greetings();
 	test_frames();
+	test_replies();
 	test_names();
 	return (tap_done());
 }
