@@ -83,33 +83,15 @@ refused() {
 	fi
 }
 
-DOTNET_TRACE_VERSION=10.0.750501
+. "$top_srcdir/tests/lib/dotnet-tools.sh"
 
-# dotnet_trace: install dotnet-trace (once, under the build tree) and set
-# DOTNET_TRACE to it; return 1 with the reason in $why where it cannot be.
-# Needs nothing of lib.sh: a scenario may call it before it starts.
+# dotnet_trace: install dotnet-trace into this build tree (the scenarios
+# put dsroute next to it as dotnet-dsrouter) and set DOTNET_TRACE and
+# DOTNET_TOOLS; return 1 with the reason in $why where it cannot be.
 dotnet_trace() {
-	if ! command -v dotnet >/dev/null 2>&1; then
-		why="no dotnet on this machine"
-		return 1
-	fi
 	DOTNET_TOOLS=${top_builddir:-$PWD}/dotnet-tools
-	DOTNET_TRACE=$DOTNET_TOOLS/dotnet-trace
-	DOTNET_CLI_TELEMETRY_OPTOUT=1
-	DOTNET_NOLOGO=1
-	DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-	export DOTNET_CLI_TELEMETRY_OPTOUT DOTNET_NOLOGO \
-	    DOTNET_SKIP_FIRST_TIME_EXPERIENCE
-	mkdir -p "$DOTNET_TOOLS"
-	if ! flock "$DOTNET_TOOLS/.lock" sh -c '[ -x "$0/dotnet-trace" ] ||
-	    dotnet tool install --tool-path "$0" dotnet-trace --version "$1"' \
-	    "$DOTNET_TOOLS" "$DOTNET_TRACE_VERSION" \
-	    >"$DOTNET_TOOLS/install.log" 2>&1; then
-		why="dotnet-trace $DOTNET_TRACE_VERSION did not install: $(tail \
-		    -n 1 "$DOTNET_TOOLS/install.log")"
-		return 1
-	fi
-	return 0
+	dotnet_tool dotnet-trace "$DOTNET_TOOLS" || return 1
+	DOTNET_TRACE=$tool_path
 }
 
 # dsapp: build the interop target application (a real .NET runtime; no

@@ -119,25 +119,7 @@ parked() {
 	    "^info: runtime pid $(pid_of "$1") \(cookie [0-9a-f]+\) connected on "
 }
 
-# install_tool NAME [VERSION]: install a .NET global tool from the NuGet
-# feed into $DSTOOLS, once per build tree.  On failure return 1; the
-# reason is the last line of $T/NAME.install.
-DSTOOLS=$IOUT/tools
-install_tool() {
-	[ -x "$DSTOOLS/$1" ] && return 0
-	(
-		flock 9
-		[ -x "$DSTOOLS/$1" ] && exit 0
-		NUGET_PACKAGES=$IOUT/nuget-packages timeout 300 \
-		    dotnet tool install --tool-path "$DSTOOLS" \
-		    ${2:+--version "$2"} "$1"
-	) 9>"$IOUT/lock" >"$T/$1.install" 2>&1
-}
-
-# install_failure NAME: why install_tool NAME failed, in one line.
-install_failure() {
-	grep -v '^[[:space:]]*$' "$T/$1.install" | tail -n 1 | cut -c1-160
-}
+. "$top_srcdir/tests/lib/dotnet-tools.sh"
 
 # logged NAME EREGEX [N]: router NAME logged N (1) lines that match.  A
 # session's line comes once both its ends have closed, a moment after the

@@ -1,7 +1,10 @@
 // dsapp: a tiny .NET target for dsroute interop tests.
 //
 // It emits a "Dsroute-Test" EventSource event every ~10 ms (payload: a
-// running counter) and allocates a few KiB per iteration so the GC runs.
+// running counter), counts the same ticks on a "Dsroute.Test" Meter
+// (dsapp.ticks, for dotnet-counters), keeps 64 DsApp.Retained objects alive
+// (for dotnet-gcdump and dotnet-dump to name), and allocates a few KiB per
+// iteration so the GC runs.
 // It prints "dsapp pid=<pid> ready" once Main runs user code, which a test
 // can use to tell that a suspended runtime has been resumed.
 //
@@ -10,7 +13,9 @@
 // Without --seconds/--exit-after-ms it runs until SIGTERM/SIGINT and then
 // exits 0 after printing "dsapp pid=<pid> exiting count=<n>".
 using System;
+using System.Collections.Generic;
 using System.Diagnostics;
+using System.Diagnostics.Metrics;
 using System.Diagnostics.Tracing;
 using System.Runtime.InteropServices;
 using System.Threading;
@@ -39,8 +44,22 @@ internal sealed class DsrouteTestSource : EventSource
     }
 }
 
+// Objects of the app's own type on the heap, for the heap tools to name.
+internal sealed class Retained
+{
+    public readonly long Id;
+    public readonly byte[] Payload = new byte[256];
+
+    public Retained(long id) { Id = id; }
+}
+
 internal static class Program
 {
+    private static readonly Meter AppMeter = new Meter("Dsroute.Test");
+    private static readonly Counter<long> Ticks =
+        AppMeter.CreateCounter<long>("dsapp.ticks", "{tick}", "Iterations of the main loop");
+    private static readonly List<Retained> Kept = new List<Retained>();
+
     private static int Usage(string msg)
     {
         Console.Error.WriteLine($"dsapp: {msg}");
@@ -88,6 +107,8 @@ internal static class Program
         using var term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, c => { c.Cancel = true; stop.Set(); });
         using var intr = PosixSignalRegistration.Create(PosixSignal.SIGINT, c => { c.Cancel = true; stop.Set(); });
 
+        for (int i = 0; i < 64; i++)
+            Kept.Add(new Retained(i));
         Console.Out.WriteLine($"dsapp pid={pid} ready");
         Console.Out.Flush();
 
@@ -101,6 +122,7 @@ internal static class Program
                 break;
             counter++;
             DsrouteTestSource.Log.Tick(counter);
+            Ticks.Add(1);
             // A few KiB per iteration, some kept a little longer, so gen0 GCs happen.
             for (int k = 0; k < 4; k++)
             {
@@ -128,6 +150,7 @@ internal static class Program
             Console.Out.WriteLine($"dsapp pid={pid} exiting count={counter}");
         Console.Out.Flush();
         GC.KeepAlive(keep);
+        GC.KeepAlive(Kept);
         return 0;
     }
 }
