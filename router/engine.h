@@ -117,7 +117,7 @@ struct session {
 	int			 quiet;		/* end at debug level, not info */
 	int			 runtime_ended_first;
 	const char		*deny_reason;
-	char			 hold_reason[320];
+	char			 end_reason[320]; /* a hold's or a deny's, made */
 	int			 judged;	/* the first command was judged */
 	int			 allowed;
 	int			 asked;		/* the command went on */

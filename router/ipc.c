@@ -261,6 +261,10 @@ ipc_hresult_name(uint32_t hresult)
 		return ("unknown command");
 	case HRESULT_UNKNOWN_MAGIC:
 		return ("unknown magic");
+	case HRESULT_FILE_NOT_FOUND:
+		return ("file not found: no runtime's socket there");
+	case HRESULT_CONN_REFUSED:
+		return ("connection refused: no runtime listens there");
 	}
 	return (NULL);
 }

@@ -35,6 +35,8 @@ struct evbuffer;
 #define HRESULT_UNKNOWN_COMMAND	0x80131385U
 #define HRESULT_UNKNOWN_MAGIC	0x80131386U
 #define HRESULT_ACCESS_DENIED	0x80070005U
+#define HRESULT_FILE_NOT_FOUND	0x80070002U	/* no socket at that path */
+#define HRESULT_CONN_REFUSED	0x8007274DU	/* WSAECONNREFUSED */
 
 struct ipc_header {
 	uint16_t	 size;		/* whole message, header included */

@@ -59,7 +59,7 @@ static const struct {
 	[S_CLASSIFY] = { "classify", ST(S_DIAL) | ST(S_WAIT_RUNTIME) |
 	    ST(S_PUMP) | ST(S_DENY) | ST(S_HOLD) },
 	[S_PROBE] = { "probe", ST(S_DIAL) },
-	[S_DIAL] = { "dial", ST(S_AWAIT_COMMAND) | ST(S_PUMP) },
+	[S_DIAL] = { "dial", ST(S_AWAIT_COMMAND) | ST(S_PUMP) | ST(S_DENY) },
 	[S_WAIT_RUNTIME] = { "wait-runtime", ST(S_PUMP) },
 	[S_AWAIT_COMMAND] = { "await-command", ST(S_DIAL) | ST(S_PUMP) |
 	    ST(S_DENY) },
@@ -354,7 +354,7 @@ hold_refused(struct session *s, struct conn *rt, const char *why)
 {
 	s->quiet = 1;
 	session_set_state(s, S_HOLD);
-	snprintf(s->hold_reason, sizeof(s->hold_reason), "%s", why);
+	snprintf(s->end_reason, sizeof(s->end_reason), "%s", why);
 	rt->reading = 1;
 	conn_update(rt);
 	arm_timer(s, settings.handshake_timeout_ms);
@@ -665,7 +665,7 @@ session_eof(struct conn *c)
 		reason = s->deny_reason != NULL ? s->deny_reason : "denied";
 		break;
 	case S_HOLD:
-		reason = s->hold_reason;
+		reason = s->end_reason;
 		break;
 	default:
 		reason = "closed";
@@ -730,15 +730,45 @@ retryable(int error)
 	    error == EHOSTUNREACH || error == ENETUNREACH);
 }
 
-/* Connecting or handshaking on c failed: retry the dial, or give up. */
+/*
+ * The error frame for a tool whose runtime is not there: nothing listens
+ * on its port, or no socket is at its path; 0 for other failures, which
+ * may pass (a network that is down, a runtime slow to accept).
+ */
+static uint32_t
+absent_runtime(int error)
+{
+	if (error == ECONNREFUSED)
+		return (HRESULT_CONN_REFUSED);
+	if (error == ENOENT)
+		return (HRESULT_FILE_NOT_FOUND);
+	return (0);
+}
+
+/*
+ * Connecting or handshaking on c failed: retry the dial, or give up.  A
+ * tool whose runtime is not there gets an error frame at once, as it
+ * would from a direct connection that fails, unless --wait-for-runtime
+ * says to wait for the runtime to come (within --connect-timeout).
+ */
 int
 session_conn_failed(struct conn *c, const char *what)
 {
 	struct session	*s = c->session;
 	char		 reason[320];
 	int		 delay;
+	uint32_t	 hresult;
 	uint64_t	 now = now_ms();
 
+	if (s->state == S_DIAL && c->side != s->tool_side &&
+	    strcmp(what, "connect") == 0 && !settings.wait_for_runtime &&
+	    (hresult = absent_runtime(c->error)) != 0) {
+		snprintf(s->end_reason, sizeof(s->end_reason), "connect to %s "
+		    "failed: %s; the tool got error 0x%08" PRIx32,
+		    c->endpoint->name, conn_error(c), hresult);
+		s->asked = s->awaiting_answer = 0;
+		return (deny(s, hresult, s->end_reason));
+	}
 	if ((s->state == S_DIAL || s->state == S_PROBE) &&
 	    strcmp(what, "connect") == 0 && retryable(c->error) &&
 	    now < s->dial_deadline) {
@@ -756,6 +786,8 @@ session_conn_failed(struct conn *c, const char *what)
 		if (s->timer_at_deadline)
 			delay = (int)(s->dial_deadline - now);
 		s->dial_attempts++;
+		log_debug("session %" PRIu64 ": connect to %s: %s; again in "
+		    "%d ms", s->id, c->endpoint->name, conn_error(c), delay);
 		arm_timer(s, delay);
 		return (0);
 	}
@@ -898,7 +930,7 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 		    s->deny_reason != NULL ? s->deny_reason : "denied");
 		break;
 	case S_HOLD:
-		snprintf(reason, sizeof(reason), "%s", s->hold_reason);
+		snprintf(reason, sizeof(reason), "%s", s->end_reason);
 		break;
 	}
 	session_close(s, reason);

@@ -36,6 +36,8 @@ const struct setting settings_table[] = {
 	    "T", "wait for a parked runtime" },
 	{ "close-timeout", 0, ST_DURATION, S(close_timeout_ms), "60", 1, "T",
 	    "tool's grace after the runtime ends" },
+	{ "wait-for-runtime", 0, ST_FLAG, S(wait_for_runtime), "no", 1, NULL,
+	    "retry a runtime that is not there (--connect-timeout)" },
 	{ "offer-timeout", 0, ST_DURATION, S(offer_timeout_ms), "600", 1, "T",
 	    "a listening tool's wait for its command" },
 	{ "shutdown-timeout", 0, ST_DURATION_OFF, S(shutdown_timeout_ms),

@@ -28,6 +28,7 @@ struct settings {
 	size_t		 low_water;
 	int		 runtime_side;	/* client-client default */
 	int		 unsafe_listen;
+	int		 wait_for_runtime; /* retry a runtime that is not there */
 	int		 max_sessions;
 	int		 max_sessions_per_peer;
 	int		 max_runtimes;	/* parked at once, all routes */

@@ -369,8 +369,9 @@ n=$(ends q)
 bg t "$FAKETOOL" --timeout 30 "$QP" processinfo
 wait_for 10 syn_sent
 stop stall KILL
+# Its pending connect is refused at once, or (a SYN lost) times out.
 ends_as q "$n" "dialling, runtime killed: the session ends" \
-    "end=\"connect to tcp:127\\.0\\.0\\.1:$SP timed out after 2\\.0s(: Connection refused)?\""
+    "end=\"connect to tcp:127\\.0\\.0\\.1:$SP (failed: Connection refused; the tool got error 0x8007274d|timed out after 2\\.0s)\""
 check "dialling, runtime killed: the tool sees the end" wait_exit t 10
 based q "$qbase" "dialling, runtime killed: descriptors back"
 start_fakert rtq --listen "tcp:127.0.0.1:$SP" --pid 5200
