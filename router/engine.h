@@ -74,6 +74,7 @@ struct conn {
 	unsigned		 shut:1;	/* we ended our sending side */
 	unsigned		 shut_pending:1; /* ...but it waits to be sent */
 	unsigned		 rwant_write:1;	/* a read waits for writability */
+	unsigned		 sndbuf_grown:1; /* the transport grew it once */
 	unsigned		 wwant_read:1;	/* a write waits for readability */
 };
 

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
+
 #include "platform/platform.h"
 #include "router/endpoint.h"
 #include "router/engine.h"
@@ -53,6 +55,8 @@ static int	 uds_listen(struct endpoint *, char *, size_t);
 static void	 uds_unlisten(struct endpoint *);
 static int	 uds_dial(struct endpoint *, int *);
 static int	 uds_setup(struct conn *, int);
+static ssize_t	 uds_write(struct conn *, const void *, size_t);
+static ssize_t	 uds_write_buffer(struct conn *, struct evbuffer *);
 
 static const char *const uds_prefixes[] = { "uds:", "unix:", NULL };
 
@@ -79,8 +83,8 @@ const struct transport transport_uds = {
 	.setup = uds_setup,
 	.handshake = socket_handshake,
 	.read = socket_read,
-	.write = socket_write,
-	.write_buffer = socket_write_buffer,
+	.write = uds_write,
+	.write_buffer = uds_write_buffer,
 	.shutdown = socket_shutdown,
 	.teardown = socket_teardown,
 };
@@ -384,6 +388,52 @@ check_named_listener(const struct conn *c, const struct default_name *dn)
 		return (why);
 	}
 	return (NULL);
+}
+
+/*
+ * The send buffer a stream toward a local tool grows to.  The default,
+ * 208 KiB, takes less than one read of the pump: a trace then goes out in
+ * pieces, each a wake-up of the tool and a copy of the rest, and the
+ * stream runs at half speed.  Linux doubles the value and caps it at twice
+ * net.core.wmem_max (416 KiB on a stock kernel), which is plenty.
+ */
+#define UDS_STREAM_SNDBUF	(1024 * 1024)
+
+/*
+ * Grow the send buffer the first time a write falls short: a small
+ * exchange, such as a fresh connection's command and answer, never pays
+ * the system call.
+ */
+static void
+uds_write_fell_short(struct conn *c)
+{
+	int	 size = UDS_STREAM_SNDBUF;
+
+	if (c->sndbuf_grown)
+		return;
+	c->sndbuf_grown = 1;
+	(void)setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+}
+
+static ssize_t
+uds_write(struct conn *c, const void *buf, size_t len)
+{
+	ssize_t	 n = socket_write(c, buf, len);
+
+	if (n == IO_WANT_WRITE || (n >= 0 && (size_t)n < len))
+		uds_write_fell_short(c);
+	return (n);
+}
+
+static ssize_t
+uds_write_buffer(struct conn *c, struct evbuffer *buf)
+{
+	size_t	 len = evbuffer_get_length(buf);
+	ssize_t	 n = socket_write_buffer(c, buf);
+
+	if (n == IO_WANT_WRITE || (n >= 0 && (size_t)n < len))
+		uds_write_fell_short(c);
+	return (n);
 }
 
 /*
