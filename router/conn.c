@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <event2/event.h>
 
 #include "router/engine.h"
+#include "router/identity.h"
 #include "router/log.h"
 #include "transports/transport.h"
 
@@ -39,10 +41,35 @@ conn_init(struct conn *c, struct session *s, int side, struct endpoint *ep)
 	c->endpoint = ep;
 	c->transport = ep->transport;
 	c->fd = -1;
-	snprintf(c->peer, sizeof(c->peer), "%s", ep->name);
 	if ((c->out = evbuffer_new()) == NULL)
 		return (-1);
 	return (0);
+}
+
+/*
+ * The printable peer of c, made when a log line needs it rather than kept
+ * for the life of every session: a network peer's address, a local
+ * peer's credentials, or what it dialled, and a verified identity.
+ */
+void
+conn_peer_name(const struct conn *c, char *buf, size_t len)
+{
+	char	 addr[INET6_ADDRSTRLEN + 16], id[160];
+	size_t	 n;
+
+	if (c->addr.sa.sa_family == AF_INET ||
+	    c->addr.sa.sa_family == AF_INET6) {
+		sockaddr_name(&c->addr.sa, sizeof(c->addr), addr, sizeof(addr));
+		snprintf(buf, len, "%s:%s", c->transport->name, addr);
+	} else if (c->have_cred)
+		snprintf(buf, len, "%s(pid %ld uid %lu)", c->endpoint->name,
+		    (long)c->pid, (unsigned long)c->uid);
+	else
+		snprintf(buf, len, "%s", c->endpoint->name);
+	if (c->identity != NULL && (n = strlen(buf)) < len) {
+		identity_describe(c->identity, id, sizeof(id));
+		snprintf(buf + n, len - n, "(%s)", id);
+	}
 }
 
 static void
@@ -83,7 +110,7 @@ conn_move(struct conn *dst, struct conn *src)
 	dst->endpoint = src->endpoint;
 	dst->transport = src->transport;
 	dst->tstate = src->tstate;
-	memcpy(dst->peer, src->peer, sizeof(dst->peer));
+	dst->addr = src->addr;
 	dst->identity = src->identity;
 	dst->have_cred = src->have_cred;
 	dst->pid = src->pid;

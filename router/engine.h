@@ -23,6 +23,7 @@
 
 #include "router/endpoint.h"
 #include "router/ipc.h"
+#include "router/util.h"
 
 struct evbuffer;
 struct evconnlistener;
@@ -53,7 +54,7 @@ struct conn {
 	int			 wev_added;
 	struct evbuffer		*out;		/* bytes waiting to go out here */
 
-	char			 peer[224];	/* printable peer */
+	union sockaddr_inet	 addr;		/* a network peer's, or AF_UNSPEC */
 	int			 have_cred;	/* a local peer's credentials */
 	pid_t			 pid;
 	uid_t			 uid;
@@ -102,7 +103,7 @@ struct session {
 	int			 tool_side;	/* -1 until classified */
 	struct runtime		*runtime;	/* record of the paired runtime */
 	struct event		 timer;		/* the deadline of the state */
-	struct event		 idle;		/* --idle-timeout, forwarding */
+	struct event		*idle;		/* --idle-timeout, made if set */
 	uint64_t		 last_io;	/* monotonic ms of the last byte */
 	struct advertise	 advertise;	/* the runtime's, when known */
 	int			 have_advertise;
@@ -118,7 +119,7 @@ struct session {
 	int			 quiet;		/* end at debug level, not info */
 	int			 runtime_ended_first;
 	const char		*deny_reason;
-	char			 end_reason[320]; /* a hold's or a deny's, made */
+	char			*end_reason;	/* a hold's or a deny's, made */
 	int			 judged;	/* the first command was judged */
 	int			 allowed;
 	int			 asked;		/* the command went on */
@@ -127,7 +128,7 @@ struct session {
 	uint32_t		 answer_hresult;
 	uint8_t			 answer_peek[REPLY_PEEK];
 	size_t			 answer_len;
-	char			 rule[96];	/* the rule that decided */
+	char			*rule;		/* the rule that decided */
 	uint8_t			*replay;	/* first message, until answered */
 	size_t			 replay_len;
 	TAILQ_ENTRY(session)	 entry;		/* all sessions */
@@ -272,6 +273,7 @@ void		 conn_free(struct conn *);
 void		 conn_update(struct conn *);
 int		 conn_dial(struct conn *);
 int		 conn_is_open(const struct conn *);
+void		 conn_peer_name(const struct conn *, char *, size_t);
 const char	*conn_error(const struct conn *);
 
 /* limit.c */

@@ -113,7 +113,11 @@ audit(struct session *s, const struct conn *c, const struct acl_peer *peer,
 	struct timeval	 tv;
 	struct tm	 tm;
 	char		 when[32], who[768], pid[24] = "-", cookie[33] = "-";
+	char		 name[256];
 
+	if (!log_enabled(d->allow ? LL_DEBUG : LL_INFO))
+		return;
+	conn_peer_name(c, name, sizeof(name));
 	gettimeofday(&tv, NULL);
 	gmtime_r(&tv.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
@@ -126,7 +130,7 @@ audit(struct session *s, const struct conn *c, const struct acl_peer *peer,
 	    "session=%" PRIu64 " route=%s peer=\"%s\" %s runtime_pid=%s "
 	    "cookie=%s command=%s decision=%s role=%s role_from=\"%s\" "
 	    "rule=\"%s\" reason=\"%s\"", when, (long)tv.tv_usec / 1000,
-	    s->id, s->route->name, c->peer, who, pid, cookie, command,
+	    s->id, s->route->name, name, who, pid, cookie, command,
 	    d->allow ? "allow" : "deny", acl_role_name(d->role), d->role_from,
 	    d->rule, d->reason);
 }
@@ -137,7 +141,6 @@ peer_of(struct session *s, struct conn *c, struct acl_peer *peer)
 {
 	struct endpoint		*ep = &s->route->endpoint[c->side];
 	struct endpoint_ids	 ids;
-	socklen_t		 salen = sizeof(peer->addr);
 
 	memset(peer, 0, sizeof(*peer));
 	peer->local = ep->transport->local;
@@ -147,9 +150,8 @@ peer_of(struct session *s, struct conn *c, struct acl_peer *peer)
 	peer->identity = c->identity;
 	peer->self_uid = self_uid();
 	if (!peer->local) {
-		if (getpeername(c->fd, (struct sockaddr *)&peer->addr,
-		    &salen) == -1)
-			memset(&peer->addr, 0, sizeof(peer->addr));
+		/* Kept from accept, or from the transport's dial. */
+		memcpy(&peer->addr, &c->addr, sizeof(c->addr));
 		return;
 	}
 	peer->pid = peer->own_pid = c->pid;

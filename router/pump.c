@@ -316,9 +316,14 @@ pump_start(struct session *s)
 	session_set_state(s, S_PUMP);
 	evtimer_del(&s->timer);
 	if (settings.idle_timeout_ms > 0) {
+		if (s->idle == NULL &&
+		    (s->idle = evtimer_new(base, pump_idle_cb, s)) == NULL) {
+			session_close(s, "out of memory");
+			return (-1);
+		}
 		s->last_io = now_ms();
 		timeval_ms(&tv, settings.idle_timeout_ms);
-		evtimer_add(&s->idle, &tv);
+		evtimer_add(s->idle, &tv);
 	}
 	tool->reading = rt->reading = 1;
 	tool->writing = rt->writing = 1;
@@ -352,7 +357,7 @@ pump_idle_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (quiet < (uint64_t)settings.idle_timeout_ms) {
 		timeval_ms(&tv, settings.idle_timeout_ms - (int)quiet);
-		evtimer_add(&s->idle, &tv);
+		evtimer_add(s->idle, &tv);
 		return;
 	}
 	snprintf(reason, sizeof(reason), "idle: no byte either way for %.1fs "

@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +146,6 @@ session_new(struct route *r)
 	s->route = r;
 	s->tool_side = -1;
 	evtimer_assign(&s->timer, base, session_timeout, s);
-	evtimer_assign(&s->idle, base, pump_idle_cb, s);
 	gettimeofday(&s->started, NULL);
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
 	return (s);
@@ -158,7 +158,7 @@ session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
 {
 	struct session	*s;
 	struct conn	*c;
-	char		 addr[128];
+	char		 peer[256];
 
 	if ((s = session_new(r)) == NULL) {
 		log_error("%s: out of memory; connection refused",
@@ -167,14 +167,15 @@ session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
 		return;
 	}
 	c = &s->conn[side];
-	if (sa->sa_family != AF_UNIX) {
-		sockaddr_name(sa, salen, addr, sizeof(addr));
-		snprintf(c->peer, sizeof(c->peer), "%s:%s",
-		    c->transport->name, addr);
-	}
+	if ((sa->sa_family == AF_INET || sa->sa_family == AF_INET6) &&
+	    salen <= sizeof(c->addr))
+		memcpy(&c->addr, sa, salen);
 	session_set_state(s, S_CLASSIFY);
-	log_debug("session %" PRIu64 ": accepted %s on %s", s->id, c->peer,
-	    r->endpoint[side].name);
+	if (log_enabled(LL_DEBUG)) {
+		conn_peer_name(c, peer, sizeof(peer));
+		log_debug("session %" PRIu64 ": accepted %s on %s", s->id,
+		    peer, r->endpoint[side].name);
+	}
 	if (conn_attach(c, fd, 1) == -1) {
 		session_close(s, conn_error(c));
 		return;
@@ -188,6 +189,36 @@ session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
 	/* The first message's deadline starts once the handshake is done. */
 	arm_timer(s, settings.tls_handshake_timeout_ms);
 	(void)conn_start(c);
+}
+
+/*
+ * What decided and why a session ends are kept only when there is one:
+ * an idle session carries no room for them.  Without memory they read
+ * as "-" and the reason of the state.
+ */
+static void
+keep_rule(struct session *s, const char *rule)
+{
+	free(s->rule);
+	s->rule = strdup(rule);
+}
+
+static void
+keep_reason(struct session *s, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	free(s->end_reason);
+	va_start(ap, fmt);
+	if (vasprintf(&s->end_reason, fmt, ap) == -1)
+		s->end_reason = NULL;
+	va_end(ap);
+}
+
+static const char *
+end_reason(struct session *s)
+{
+	return (s->end_reason != NULL ? s->end_reason : "refused");
 }
 
 /*
@@ -254,7 +285,7 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	judge_command(s, data, g->need, &v);
 	s->judged = 1;
 	s->allowed = v.allow;
-	snprintf(s->rule, sizeof(s->rule), "%s", v.rule);
+	keep_rule(s, v.rule);
 	if (!v.allow) {
 		/* The audit line said it all; the end line goes to debug. */
 		s->quiet = 1;
@@ -354,7 +385,7 @@ hold_refused(struct session *s, struct conn *rt, const char *why)
 {
 	s->quiet = 1;
 	session_set_state(s, S_HOLD);
-	snprintf(s->end_reason, sizeof(s->end_reason), "%s", why);
+	keep_reason(s, "%s", why);
 	rt->reading = 1;
 	conn_update(rt);
 	arm_timer(s, settings.handshake_timeout_ms);
@@ -391,7 +422,7 @@ runtime_advertise(struct session *s, struct conn *rt, const struct greeting *g)
 	judge_advertise(s, rt, &v);
 	s->judged = 1;
 	s->allowed = v.allow;
-	snprintf(s->rule, sizeof(s->rule), "%s", v.rule);
+	keep_rule(s, v.rule);
 	if (!v.allow) {
 		snprintf(reason, sizeof(reason), "advertise refused: %s",
 		    v.reason);
@@ -665,7 +696,7 @@ session_eof(struct conn *c)
 		reason = s->deny_reason != NULL ? s->deny_reason : "denied";
 		break;
 	case S_HOLD:
-		reason = s->end_reason;
+		reason = end_reason(s);
 		break;
 	default:
 		reason = "closed";
@@ -714,7 +745,7 @@ session_conn_ready(struct conn *c)
 		session_set_state(s, S_AWAIT_COMMAND);
 		arm_until(s, s->offer_deadline);
 		log_debug("session %" PRIu64 ": %s has the advertise; its "
-		    "command is awaited", s->id, c->peer);
+		    "command is awaited", s->id, c->endpoint->name);
 		c->reading = c->writing = 1;
 		return (pump_write(c));
 	default:
@@ -763,11 +794,10 @@ session_conn_failed(struct conn *c, const char *what)
 	if (s->state == S_DIAL && c->side != s->tool_side &&
 	    strcmp(what, "connect") == 0 && !settings.wait_for_runtime &&
 	    (hresult = absent_runtime(c->error)) != 0) {
-		snprintf(s->end_reason, sizeof(s->end_reason), "connect to %s "
-		    "failed: %s; the tool got error 0x%08" PRIx32,
-		    c->endpoint->name, conn_error(c), hresult);
+		keep_reason(s, "connect to %s failed: %s; the tool got error "
+		    "0x%08" PRIx32, c->endpoint->name, conn_error(c), hresult);
 		s->asked = s->awaiting_answer = 0;
-		return (deny(s, hresult, s->end_reason));
+		return (deny(s, hresult, end_reason(s)));
 	}
 	if ((s->state == S_DIAL || s->state == S_PROBE) &&
 	    strcmp(what, "connect") == 0 && retryable(c->error) &&
@@ -930,7 +960,7 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 		    s->deny_reason != NULL ? s->deny_reason : "denied");
 		break;
 	case S_HOLD:
-		snprintf(reason, sizeof(reason), "%s", s->end_reason);
+		snprintf(reason, sizeof(reason), "%s", end_reason(s));
 		break;
 	}
 	session_close(s, reason);
@@ -977,23 +1007,34 @@ session_runtime_available(struct route *r)
 	}
 }
 
-/* End a session: one log line, then free everything it holds. */
-void
-session_close(struct session *s, const char *reason)
+/*
+ * The session's end line: who, what, how many bytes each way, how it
+ * was judged and answered, and why it ended.  Peers are named only when
+ * the line is logged.
+ */
+static void
+end_line(struct session *s, const char *reason)
 {
-	struct route	*r = s->route;
 	struct conn	*tool = NULL, *rt = NULL, *c;
-	char		 pid[32] = "-", cookie[33] = "-", peer[256] = "";
+	enum log_level	 level = s->quiet ? LL_DEBUG : LL_INFO;
+	char		 pid[32] = "-", cookie[33] = "-", peer[280] = "";
 	char		 decision[160] = "", answer[40] = "";
+	char		 tool_name[256] = "-", rt_name[256] = "-";
 
+	if (!log_enabled(level))
+		return;
 	if (s->tool_side != -1) {
 		tool = tool_conn(s);
 		rt = runtime_conn(s);
+		conn_peer_name(tool, tool_name, sizeof(tool_name));
+		conn_peer_name(rt, rt_name, sizeof(rt_name));
 	} else {
 		/* Not classified: name whoever connected. */
 		c = s->conn[SIDE_LOCAL].fd != -1 ? &s->conn[SIDE_LOCAL] :
 		    &s->conn[SIDE_REMOTE];
-		snprintf(peer, sizeof(peer), " peer=%s", c->peer);
+		conn_peer_name(c, tool_name, sizeof(tool_name));
+		snprintf(peer, sizeof(peer), " peer=%s", tool_name);
+		snprintf(tool_name, sizeof(tool_name), "-");
 	}
 	if (s->have_advertise) {
 		snprintf(pid, sizeof(pid), "%" PRIu64, s->advertise.pid);
@@ -1001,19 +1042,26 @@ session_close(struct session *s, const char *reason)
 	}
 	if (s->judged)
 		snprintf(decision, sizeof(decision), " decision=%s rule=\"%s\"",
-		    s->allowed ? "allow" : "deny", s->rule);
+		    s->allowed ? "allow" : "deny",
+		    s->rule != NULL ? s->rule : "-");
 	if (s->asked)
 		answer_label(s, answer, sizeof(answer));
-	log_msg(s->quiet ? LL_DEBUG : LL_INFO, "session %" PRIu64 ": "
-	    "route=%s command=%s tool=%s runtime=%s runtime_pid=%s "
-	    "cookie=%s to_runtime=%" PRIu64 " to_tool=%" PRIu64 " "
-	    "duration=%.3fs%s%s%s end=\"%s\"", s->id, r->name,
-	    s->command[0] != '\0' ? s->command : "-",
-	    tool != NULL ? tool->peer : "-", rt != NULL ? rt->peer : "-",
-	    pid, cookie, rt != NULL ? rt->nwritten : 0,
+	log_msg(level, "session %" PRIu64 ": route=%s command=%s tool=%s "
+	    "runtime=%s runtime_pid=%s cookie=%s to_runtime=%" PRIu64 " "
+	    "to_tool=%" PRIu64 " duration=%.3fs%s%s%s end=\"%s\"", s->id,
+	    s->route->name, s->command[0] != '\0' ? s->command : "-",
+	    tool_name, rt_name, pid, cookie, rt != NULL ? rt->nwritten : 0,
 	    tool != NULL ? tool->nwritten : 0, elapsed_s(&s->started), peer,
 	    answer, decision, reason);
+}
 
+/* End a session: one log line, then free everything it holds. */
+void
+session_close(struct session *s, const char *reason)
+{
+	struct route	*r = s->route;
+
+	end_line(s, reason);
 	if (s->waiting)
 		TAILQ_REMOVE(&r->waiting, s, wait_entry);
 	if (r->offer == s) {
@@ -1024,8 +1072,11 @@ session_close(struct session *s, const char *reason)
 	if (s->runtime != NULL)
 		runtime_release(s);
 	free(s->replay);
+	free(s->rule);
+	free(s->end_reason);
 	evtimer_del(&s->timer);
-	evtimer_del(&s->idle);
+	if (s->idle != NULL)
+		event_free(s->idle);
 	conn_free(&s->conn[SIDE_LOCAL]);
 	conn_free(&s->conn[SIDE_REMOTE]);
 	TAILQ_REMOVE(&sessions, s, entry);

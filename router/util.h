@@ -12,9 +12,17 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <netinet/in.h>
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* A network address, in the room it needs. */
+union sockaddr_inet {
+	struct sockaddr		 sa;
+	struct sockaddr_in	 sin;
+	struct sockaddr_in6	 sin6;
+};
 
 uint64_t	 now_ms(void);
 void		 timeval_ms(struct timeval *, int);

@@ -410,12 +410,18 @@ tcp_dial(struct endpoint *ep, int *pending)
 }
 
 /*
- * Forward each write at once: the router adds no delay of its own.  A
- * dialled socket got TCP_NODELAY in tcp_dial, an accepted one from its
- * listener (Linux and the BSDs copy it to accepted sockets).
+ * A connected socket.  It forwards each write at once, the router adding
+ * no delay of its own: a dialled socket got TCP_NODELAY in tcp_dial, an
+ * accepted one from its listener (Linux and the BSDs copy it to accepted
+ * sockets).  The peer's address is the one dialled; the engine kept an
+ * accepted peer's from accept.
  */
 int
 tcp_setup(struct conn *c, int accepted)
 {
+	const struct tcp_endpoint	*t = TCP(c->endpoint);
+
+	if (!accepted && t->addrlen <= sizeof(c->addr))
+		memcpy(&c->addr, &t->addr, t->addrlen);
 	return (0);
 }

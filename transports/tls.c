@@ -278,7 +278,6 @@ int
 tls_attach_identity(struct conn *c, struct identity_draft *draft)
 {
 	struct identity	*id;
-	char		 desc[160];
 
 	if ((id = identity_pack(draft)) == NULL) {
 		c->why = "cannot take the peer's identity (out of memory)";
@@ -286,9 +285,6 @@ tls_attach_identity(struct conn *c, struct identity_draft *draft)
 	}
 	free(c->identity);
 	c->identity = id;
-	identity_describe(id, desc, sizeof(desc));
-	snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer),
-	    "(%s)", desc);
 	return (0);
 }
 

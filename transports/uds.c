@@ -456,8 +456,6 @@ uds_setup(struct conn *c, int accepted)
 	c->pid = cred.pid;
 	c->uid = cred.uid;
 	c->gid = cred.gid;
-	snprintf(c->peer, sizeof(c->peer), "%s(pid %ld uid %lu)",
-	    c->endpoint->name, (long)cred.pid, (unsigned long)cred.uid);
 	if (!accepted &&
 	    ipc_default_socket_parse(UDS(c->endpoint)->path, 1, &dn) &&
 	    (c->why = check_named_listener(c, &dn)) != NULL)
