@@ -21,11 +21,14 @@
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+
+#include <linux/sockios.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -600,6 +603,21 @@ platform_fds_in_use(void)
 	}
 	closedir(d);
 	return (n - 1);		/* less the one reading the directory */
+}
+
+/*
+ * How much a connected socket holds that its peer has not taken yet, or
+ * -1 if the kernel will not say.  A count that changes is a reader at
+ * work, though the router wrote nothing for a while.
+ */
+long
+platform_unsent(int fd)
+{
+	int	 n;
+
+	if (ioctl(fd, SIOCOUTQ, &n) == -1)
+		return (-1);
+	return (n);
 }
 
 /*

@@ -64,6 +64,7 @@ struct conn {
 
 	uint64_t		 nwritten;
 	int			 error;		/* errno of the last failure */
+	uint32_t		 unsent_seen;	/* at the last idle check */
 	const char		*why;		/* transport's reason for failure */
 
 	unsigned		 connecting:1;	/* non-blocking connect pending */

@@ -340,8 +340,28 @@ pump_start(struct session *s)
 }
 
 /*
+ * Whether the peer of c took bytes since the last check: a slow tool
+ * draining a large socket buffer is at work, though the router had
+ * nothing to write to it for a while.  A stalled one is not.
+ */
+static int
+drained_since(struct conn *c)
+{
+	long	 n;
+	int	 moved;
+
+	if (!conn_is_open(c) || c->transport->unsent == NULL ||
+	    (n = c->transport->unsent(c)) < 0)
+		return (0);
+	moved = (uint32_t)n != c->unsent_seen;
+	c->unsent_seen = n;
+	return (moved);
+}
+
+/*
  * --idle-timeout: close a forwarding session in which no byte moved
- * either way for that long.  The timer is not pushed back on every byte:
+ * either way for that long, counting what the kernel still held for a
+ * peer that took it since.  The timer is not pushed back on every byte:
  * when it fires early it waits for the rest.
  */
 void
@@ -350,6 +370,7 @@ pump_idle_cb(evutil_socket_t fd, short what, void *arg)
 	struct session	*s = arg;
 	struct timeval	 tv;
 	uint64_t	 quiet = now_ms() - s->last_io;
+	int		 moved;
 	char		 reason[96];
 
 	/* Off since a reload, or the session waits for a runtime again. */
@@ -357,6 +378,14 @@ pump_idle_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (quiet < (uint64_t)settings.idle_timeout_ms) {
 		timeval_ms(&tv, settings.idle_timeout_ms - (int)quiet);
+		evtimer_add(s->idle, &tv);
+		return;
+	}
+	moved = drained_since(&s->conn[SIDE_LOCAL]);
+	moved |= drained_since(&s->conn[SIDE_REMOTE]);
+	if (moved) {
+		s->last_io = now_ms();
+		timeval_ms(&tv, settings.idle_timeout_ms);
 		evtimer_add(s->idle, &tv);
 		return;
 	}

@@ -255,6 +255,18 @@ else
 	fail "idle: a 4 s trace that keeps moving is not cut" \
 	    "$(cat "$T/tool.out" "$T/tool.err")"
 fi
+
+# A reader that stopped taking the stream is idle, though the kernel
+# still holds bytes for it (the stream is larger than every buffer on
+# the way).
+bg stall "$FAKETOOL" --timeout 30 "$iaddr" collect --pause-after-bytes 65536
+if wait_for 10 has_line "$T/i.err" \
+    'command=CollectTracing2 .*end="idle: no byte either way'; then
+	pass "idle: a stalled reader is cut"
+else
+	fail "idle: a stalled reader is cut" "$(tail -n 5 "$T/i.err")"
+fi
+kill "$(pid_of stall)" 2>/dev/null
 stop_dsroute i
 stop irt
 

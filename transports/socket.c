@@ -12,6 +12,7 @@
 
 #include <event2/buffer.h>
 
+#include "platform/platform.h"
 #include "router/engine.h"
 #include "transports/socket.h"
 #include "transports/transport.h"
@@ -65,6 +66,12 @@ socket_shutdown(struct conn *c)
 		return (IO_ERROR);
 	}
 	return (0);
+}
+
+long
+socket_unsent(struct conn *c)
+{
+	return (platform_unsent(c->fd));
 }
 
 int

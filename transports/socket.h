@@ -23,6 +23,7 @@ ssize_t		 socket_read(struct conn *, void *, size_t);
 ssize_t		 socket_write(struct conn *, const void *, size_t);
 ssize_t		 socket_write_buffer(struct conn *, struct evbuffer *);
 int		 socket_shutdown(struct conn *);
+long		 socket_unsent(struct conn *);
 int		 socket_handshake(struct conn *);
 void		 socket_teardown(struct conn *);
 

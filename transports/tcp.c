@@ -59,6 +59,7 @@ const struct transport transport_tcp = {
 	.write = socket_write,
 	.write_buffer = socket_write_buffer,
 	.shutdown = socket_shutdown,
+	.unsent = socket_unsent,
 	.teardown = socket_teardown,
 };
 

@@ -104,6 +104,7 @@ const struct transport transport_tls = {
 	.write_buffer = tls_write_buffer,
 	.pending = tls_pending,
 	.shutdown = tls_shutdown,
+	.unsent = socket_unsent,
 	.teardown = tls_conn_teardown,
 };
 

@@ -62,9 +62,9 @@ struct transport {
 	 * its socket file, granted_ids the owner= and group= it gives one.
 	 *
 	 * parse, clear, set_name, auto_role and every socket and stream
-	 * operation but unlisten and pending are required (the unit test
-	 * test_transport holds every transport to that); the others may be
-	 * NULL where a transport has nothing to do.
+	 * operation but unlisten, pending and unsent are required (the unit
+	 * test test_transport holds every transport to that); the others
+	 * may be NULL where a transport has nothing to do.
 	 */
 	int	 (*parse)(struct endpoint *, const char *, char *, size_t);
 	int	 (*check)(const struct endpoint *, char *, size_t);
@@ -114,6 +114,7 @@ struct transport {
 	ssize_t	 (*write)(struct conn *, const void *, size_t);
 	ssize_t	 (*write_buffer)(struct conn *, struct evbuffer *);
 	size_t	 (*pending)(struct conn *);
+	long	 (*unsent)(struct conn *);
 	int	 (*shutdown)(struct conn *);
 	void	 (*teardown)(struct conn *);
 };

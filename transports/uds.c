@@ -86,6 +86,7 @@ const struct transport transport_uds = {
 	.write = uds_write,
 	.write_buffer = uds_write_buffer,
 	.shutdown = socket_shutdown,
+	.unsent = socket_unsent,
 	.teardown = socket_teardown,
 };
 

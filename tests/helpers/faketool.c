@@ -1048,7 +1048,7 @@ do_collect(int argc, char *argv[])
 	uint8_t			 payload[256], digest[SHA256_LEN];
 	char			 hex[2 * SHA256_LEN + 1];
 	uint64_t		 stop_after = 0, rate = 0, hangup = 0;
-	uint64_t		 expect = 0, total = 0, id, v;
+	uint64_t		 expect = 0, total = 0, pause = 0, id, v;
 	int64_t			 start, due;
 	size_t			 want, n;
 	int			 have_expect = 0, stopping = 0, fd, i;
@@ -1066,6 +1066,8 @@ do_collect(int argc, char *argv[])
 			rate = v;
 		else if (strcmp(argv[i], "--hangup-after-bytes") == 0)
 			hangup = v;
+		else if (strcmp(argv[i], "--pause-after-bytes") == 0)
+			pause = v;
 		else if (strcmp(argv[i], "--expect-bytes") == 0) {
 			expect = v;
 			have_expect = 1;
@@ -1106,11 +1108,18 @@ do_collect(int argc, char *argv[])
 	for (;;) {
 		if (hangup != 0 && total >= hangup)
 			break;
+		/* A stalled reader: take nothing more until the deadline. */
+		if (pause != 0 && total >= pause) {
+			r = sleep_ms(deadline - now_ms());
+			break;
+		}
 		want = sizeof(buf);
 		if (rate != 0 && rate / 20 < want)
 			want = rate / 20 > 0 ? rate / 20 : 1;
 		if (hangup != 0 && hangup - total < want)
 			want = hangup - total;
+		if (pause != 0 && pause - total < want)
+			want = pause - total;
 		if ((r = read_some(fd, buf, want, &n, deadline)) != IO_OK)
 			break;
 		sha256_update(&md, buf, n);
@@ -1498,7 +1507,7 @@ usage(void)
 	    "  processinfo | processinfo2 | processinfo3 | resume | env\n"
 	    "  collect [--stop-after-bytes N] [--rate BPS] "
 	    "[--hangup-after-bytes N]\n"
-	    "          [--expect-bytes N]\n"
+	    "          [--expect-bytes N] [--pause-after-bytes N]\n"
 	    "  stop ID\n"
 	    "  repeat N processinfo|resume\n"
 	    "  raw HEX [--chunk N] [--delay-ms MS] [--hold-ms MS] [--shut-wr] "
