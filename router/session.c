@@ -73,6 +73,8 @@ static void	 session_timeout(evutil_socket_t, short, void *);
 static int	 dial(struct session *, enum session_state, int);
 static int	 dial_attempt(struct session *, struct conn *);
 static int	 take_runtime(struct session *);
+static void	 keep_reason(struct session *, const char *, ...)
+		    __attribute__((__format__(__printf__, 2, 3)));
 
 static struct conn *
 tool_conn(struct session *s)
