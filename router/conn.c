@@ -75,7 +75,7 @@ conn_peer_name(const struct conn *c, char *buf, size_t len)
 static void
 conn_set_events(struct conn *c)
 {
-	event_assign(&c->rev, base, c->fd, EV_READ | EV_PERSIST,
+	event_assign(&c->rev, base, c->fd, EV_READ | EV_CLOSED | EV_PERSIST,
 	    conn_event, c);
 	event_assign(&c->wev, base, c->fd, EV_WRITE | EV_PERSIST, conn_event,
 	    c);
@@ -147,7 +147,7 @@ conn_close(struct conn *c)
 	c->connecting = c->handshaking = 0;
 	c->reading = c->writing = 0;
 	c->eof = c->shut = c->shut_pending = c->throttled = 0;
-	c->rwant_write = c->wwant_read = 0;
+	c->rwant_write = c->wwant_read = c->peer_closed = 0;
 }
 
 void
@@ -317,6 +317,8 @@ conn_event(evutil_socket_t fd, short what, void *arg)
 		(void)conn_handshake(c);
 		return;
 	}
+	if (what & EV_CLOSED)
+		c->peer_closed = 1;
 	if (what & EV_WRITE) {
 		if (c->rwant_write) {
 			c->rwant_write = 0;

@@ -72,6 +72,7 @@ struct conn {
 	unsigned		 reading:1;	/* the session wants its bytes */
 	unsigned		 writing:1;	/* writes are let through */
 	unsigned		 eof:1;		/* the peer ended its sending side */
+	unsigned		 peer_closed:1;	/* ...as the event loop saw */
 	unsigned		 throttled:1;	/* the peer's output is full */
 	unsigned		 shut:1;	/* we ended our sending side */
 	unsigned		 shut_pending:1; /* ...but it waits to be sent */

@@ -244,7 +244,15 @@ pump_read(struct conn *c)
 	conn_update(c);
 	if (!c->throttled)
 		read_held_input(c);
-	return (session_input(c));
+	if (session_input(c) == -1)
+		return (-1);
+	/*
+	 * The peer closed after these bytes: take its EOF now rather than
+	 * after another turn of the loop.
+	 */
+	if (c->peer_closed && (size_t)n < room && c->reading && !c->eof)
+		return (pump_read(c));
+	return (0);
 }
 
 /*
