@@ -44,7 +44,7 @@ const struct setting settings_table[] = {
 	    "10", 1, "T", "drain deadline on SIGTERM" },
 	{ "idle-timeout", 0, ST_DURATION_OFF, S(idle_timeout_ms), "0", 1, "T",
 	    "close a forwarding session quiet that long" },
-	{ "buffer-size", 0, ST_BUFFER, S(high_water), "512k", 1, "N",
+	{ "buffer-size", 0, ST_BUFFER, S(high_water), "256k", 1, "N",
 	    "high water mark per direction" },
 	{ "runtime", 0, ST_SIDE, S(runtime_side), "local", 0,
 	    "local|remote", "client-client: the runtime's side" },

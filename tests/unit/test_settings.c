@@ -61,8 +61,8 @@ test_defaults(void)
 	    st.connect_timeout_ms == 10000 && st.backend_wait_ms == 30000 &&
 	    st.offer_timeout_ms == 600000 && st.idle_timeout_ms == 0,
 	    "default log level and deadlines");
-	ok(st.high_water == 512 * 1024 && st.low_water == 128 * 1024,
-	    "default buffer: 512k, low water a quarter");
+	ok(st.high_water == 256 * 1024 && st.low_water == 64 * 1024,
+	    "default buffer: 256k, low water a quarter");
 	ok(st.max_sessions == 1024 && st.max_sessions_per_peer == 64 &&
 	    st.max_runtimes == 256 && st.max_runtimes_per_peer == 32,
 	    "default limits");
