@@ -13,6 +13,8 @@
  *	pattern, then a half-close (or, with Hold=1, nothing until the
  *	client leaves); ProcessInfo is answered with its reply, then close.
  *   dsbench stream ADDR --bytes N [--pid P]...	one trace stream
+ *	(the relay's CPU per GB from the --pid processes; with
+ *	--runtime-pid, the two ends' too: this client's and the server's)
  *   dsbench rr ADDR --conc C --duration S [--max N]	fresh conn per command
  *   dsbench idle ADDR --n N --pid P [--hold S]	N quiet trace sessions
  *   dsbench stall ADDR --n N --bytes B --pid P	N streams nobody reads
@@ -899,7 +901,20 @@ struct client_opts {
 	double		 hold;
 	pid_t		 pids[MAX_PIDS];
 	int		 npids;
+	pid_t		 runtime_pid;	/* the far end, for the ends' CPU */
 };
+
+/* CPU seconds this process used so far, every thread. */
+static double
+self_cpu(void)
+{
+	struct rusage	 ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) == -1)
+		return (0);
+	return (ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	    ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+}
 
 /* One trace stream: GB/s of the payload, relay CPU per GB, every byte checked. */
 static int
@@ -909,6 +924,7 @@ run_stream(struct client_opts *o)
 	uint8_t		*buf;
 	uint64_t	 got = 0;
 	double		 t0, t1, cpu0 = 0, cpu1 = 0, cpu_open = 0, deadline;
+	double		 ends0, ends1;
 	ssize_t		 n;
 	int		 i, procs0, ok = 1;
 
@@ -917,6 +933,7 @@ run_stream(struct client_opts *o)
 	procs0 = count_procs(o->pids, o->npids);
 	for (i = 0; i < o->npids; i++)
 		cpu0 += tree_cpu(o->pids[i]);
+	ends0 = self_cpu() + (o->runtime_pid ? tree_cpu(o->runtime_pid) : 0);
 	t0 = now_s();
 	deadline = t0 + timeout_s;
 	if (cconnect(&o->addr, &c) == -1)
@@ -934,6 +951,7 @@ run_stream(struct client_opts *o)
 		got += n;
 	}
 	t1 = now_s();
+	ends1 = self_cpu() + (o->runtime_pid ? tree_cpu(o->runtime_pid) : 0);
 	/*
 	 * A fork-per-connection relay's child still runs here; once it
 	 * exits, its time counts only if the parent reaps it with wait().
@@ -950,9 +968,12 @@ run_stream(struct client_opts *o)
 	if (got != o->bytes)
 		ok = 0;
 	printf("RESULT kind=stream config=%s bytes=%" PRIu64 " secs=%.4f "
-	    "gbps=%.4f relay_cpu_s=%.3f cpu_s_per_gb=%.4f verify=%s\n",
-	    o->name, got, t1 - t0, got / (t1 - t0) / 1e9, cpu1 - cpu0,
-	    got > 0 ? (cpu1 - cpu0) / (got / 1e9) : 0, ok ? "ok" : "FAIL");
+	    "gbps=%.4f relay_cpu_s=%.3f cpu_s_per_gb=%.4f "
+	    "ends_cpu_s_per_gb=%.4f verify=%s\n", o->name, got, t1 - t0,
+	    got / (t1 - t0) / 1e9, cpu1 - cpu0,
+	    got > 0 ? (cpu1 - cpu0) / (got / 1e9) : 0,
+	    got > 0 && o->runtime_pid ? (ends1 - ends0) / (got / 1e9) : 0,
+	    ok ? "ok" : "FAIL");
 	free(buf);
 	return (ok ? 0 : 1);
 }
@@ -1140,7 +1161,8 @@ usage(void)
 	fprintf(stderr,
 	    "usage: dsbench server --unix PATH --tcp HOST:PORT "
 	    "[--tls HOST:PORT --cert F --key F]\n"
-	    "       dsbench stream ADDR --bytes N [--pid P]... [--name N]\n"
+	    "       dsbench stream ADDR --bytes N [--pid P]... [--name N] "
+	    "[--runtime-pid P]\n"
 	    "       dsbench rr ADDR [--conc C] [--duration S] [--max N]\n"
 	    "       dsbench idle ADDR [--n N] [--hold S] --pid P\n"
 	    "       dsbench stall ADDR [--n N] [--bytes B] [--hold S] --pid P\n"
@@ -1163,6 +1185,7 @@ main(int argc, char *argv[])
 		{ "n", required_argument, NULL, 'n' },
 		{ "hold", required_argument, NULL, 'h' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "runtime-pid", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct client_opts	 o;
@@ -1200,6 +1223,9 @@ main(int argc, char *argv[])
 			break;
 		case 'N':
 			o.name = optarg;
+			break;
+		case 'R':
+			o.runtime_pid = atoi(optarg);
 			break;
 		case 'c':
 			o.conc = atoi(optarg);

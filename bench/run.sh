@@ -176,6 +176,8 @@ write_configs() {
 	    "$W/haproxy-rt-uds.cfg" >"$W/haproxy-tls-rt-uds.cfg"
 	sed "s|bind .*|bind unix@$W/hap-tls-rt-tls.sock|; s|server s .*|server s $srv_tls ssl verify none|" \
 	    "$W/haproxy-rt-uds.cfg" >"$W/haproxy-tls-rt-tls.cfg"
+	sed "s|bind .*|bind 127.0.0.1:$(port 25) ssl crt $W/combined.pem|; s|server s .*|server s $srv_tls ssl verify none|" \
+	    "$W/haproxy-rt-uds.cfg" >"$W/haproxy-tls-tls.cfg"
 	cat >"$W/stunnel-tls-rt-uds.cfg" <<-EOF
 	foreground = yes
 	pid =
@@ -219,6 +221,8 @@ stunnel:tls-rt-uds tls:127.0.0.1:@P23@ tls
 dsroute:tls-rt-tls unix:@W@/dsr-tls-rt-tls.sock tls
 haproxy:tls-rt-tls unix:@W@/hap-tls-rt-tls.sock tls
 stunnel:tls-rt-tls unix:@W@/stun-rt-tls.sock tls
+dsroute:tls-tls tls:127.0.0.1:@P24@ tls
+haproxy:tls-tls tls:127.0.0.1:@P25@ tls
 "
 
 config_addr() {
@@ -254,6 +258,11 @@ relay_cmd() {
 		[ "$DSROUTE_TLS" = available ] || return 1
 		CMD=("$DSROUTE" $DSR_LIMITS $DSROUTE_ARGS uds:"$W/dsr-tls-rt-tls.sock",listen
 		    tls:"$srv_tls",connect,ca=$W/cert.pem,sni=localhost) ;;
+	dsroute:tls-tls)
+		[ "$DSROUTE_TLS" = available ] || return 1
+		CMD=("$DSROUTE" $DSR_LIMITS $DSROUTE_ARGS
+		    tls:"$srv_tls",connect,ca=$W/cert.pem,sni=localhost
+		    tls:127.0.0.1:$(port 24),listen,$tlsopt) ;;
 	dsroute-b:rt-uds)
 		CMD=("$DSROUTE_B" $DSR_LIMITS $DSROUTE_ARGS uds:"$W/rt.sock",connect
 		    tcp:127.0.0.1:$(port 14),listen) ;;
@@ -499,7 +508,8 @@ main() {
 			[ "$(config_group "$c")" = tls ] &&
 			    stream_bytes=$TLS_BYTES
 			if want stream; then
-				measure "$r" "$c" stream --bytes "$stream_bytes"
+				measure "$r" "$c" stream --bytes "$stream_bytes" \
+				    --runtime-pid "$SERVER_PID"
 			fi
 			if want rr; then
 				measure "$r" "$c" rr --conc 1 --duration "$RR_SECS"
