@@ -53,6 +53,34 @@ platform_init(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * A descriptor for log lines that never holds up the loop.  Standard error
+ * itself when it is a socket (the caller sends with MSG_DONTWAIT) or a
+ * regular file (it takes writes without waiting for a reader); for a pipe
+ * or a terminal, a description of our own, opened non-blocking: setting
+ * O_NONBLOCK on standard error would change it for every process sharing
+ * it.  Return -1 when none can be had; the caller then writes to standard
+ * error as it is.  Call it before platform_harden: a process that may not
+ * dump core cannot open its own /proc/self/fd.
+ */
+int
+platform_log_fd(int *is_socket)
+{
+	struct stat	 st;
+
+	*is_socket = 0;
+	if (fstat(STDERR_FILENO, &st) == -1)
+		return (-1);
+	if (S_ISSOCK(st.st_mode)) {
+		*is_socket = 1;
+		return (STDERR_FILENO);
+	}
+	if (S_ISREG(st.st_mode))
+		return (STDERR_FILENO);
+	return (open("/proc/self/fd/2", O_WRONLY | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC));
+}
+
 /* Read a small /proc file whole into buf; return its length or -1. */
 static ssize_t
 read_file(const char *path, char *buf, size_t len)

@@ -168,6 +168,7 @@ daemon_run(const struct frontend *fe)
 	size_t		 i;
 
 	frontend = fe;
+	log_open();
 	if (platform_harden(settings.allow_core_dumps, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	platform_raise_nofile();
@@ -175,6 +176,7 @@ daemon_run(const struct frontend *fe)
 	if ((base = event_base_new()) == NULL)
 		fatalx("cannot start the event loop");
 	evtimer_assign(&shutdown_timer, base, shutdown_timeout_cb, NULL);
+	log_attach(base);
 
 	/* Signals first: a socket that exists can be stopped cleanly. */
 	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
@@ -217,8 +219,10 @@ daemon_run(const struct frontend *fe)
 	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
 		event_free(sig[i]);
 	evtimer_del(&shutdown_timer);
+	log_detach();
 	event_base_free(base);
 	base = NULL;
 	log_info("stopped");
+	log_flush(1000);
 	return (fe->status != NULL ? fe->status(0) : 0);
 }

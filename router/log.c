@@ -4,23 +4,46 @@
  * Logging to stderr, one line per message.  Levels and prefixes are those
  * of dotnet-dsrouter (Microsoft.Extensions.Logging): tools that launch a
  * router re-colour its output by them.
+ *
+ * Logging never holds up the event loop.  Lines standard error does not
+ * take at once wait in a queue of LOG_QUEUE bytes, written when the loop
+ * finds the descriptor writable again; past that, whole lines are dropped
+ * and counted, and one line says how many once the queue has drained.
  */
 
 #include "config.h"
 
+#include <sys/types.h>
+#include <sys/socket.h>
+
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <event2/event.h>
+
+#include "platform/platform.h"
 #include "router/log.h"
 #include "router/util.h"
 
+#define LOG_LINE	2048		/* the longest line */
+#define LOG_QUEUE	(256 * 1024)	/* the most that waits */
+
 static enum log_level	 log_level = LL_INFO;
+static int		 log_fd = STDERR_FILENO;
+static int		 log_socket;	/* send with MSG_DONTWAIT */
+static struct event	*log_ev;	/* log_fd writable, once attached */
+static char		*queue;		/* LOG_QUEUE, and room for a line */
+static size_t		 qoff, qlen;	/* waiting: queue[qoff, qlen) */
+static unsigned long	 dropped;	/* lines since the queue filled */
 
 static void	 log_vmsg(enum log_level, const char *, va_list)
 		    __attribute__((__format__(__printf__, 2, 0)));
+static void	 log_put(const char *, size_t);
 
 static const struct {
 	const char	*name;
@@ -62,6 +85,161 @@ log_enabled(enum log_level level)
 	return (level != LL_NONE && level <= log_level);
 }
 
+/*
+ * Use a descriptor for standard error that never blocks, where the
+ * platform can give one.  Before platform_harden.
+ */
+void
+log_open(void)
+{
+	int	 fd, sock;
+
+	if ((fd = platform_log_fd(&sock)) != -1) {
+		log_fd = fd;
+		log_socket = sock;
+	}
+}
+
+static ssize_t
+log_send(const char *p, size_t n)
+{
+	ssize_t	 w;
+
+	do {
+		if (log_socket)
+			w = send(log_fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		else
+			w = write(log_fd, p, n);
+	} while (w == -1 && errno == EINTR);
+	return (w);
+}
+
+/* Keep bytes for later; the callers have checked that they fit. */
+static void
+log_queue(const char *p, size_t n)
+{
+	if (queue == NULL && (queue = malloc(LOG_QUEUE + LOG_LINE)) == NULL) {
+		dropped++;
+		return;
+	}
+	if (qlen + n > LOG_QUEUE + LOG_LINE) {
+		memmove(queue, queue + qoff, qlen - qoff);
+		qlen -= qoff;
+		qoff = 0;
+	}
+	memcpy(queue + qlen, p, n);
+	qlen += n;
+}
+
+static void
+log_arm(void)
+{
+	if (log_ev != NULL && qlen > qoff)
+		event_add(log_ev, NULL);
+}
+
+/*
+ * Write what waits.  When all of it has gone, say how many lines were
+ * dropped; a reader that went away for good takes the queue with it.
+ */
+static void
+log_drain(void)
+{
+	char	 note[128];
+	ssize_t	 n;
+	int	 len;
+
+	while (qlen > qoff) {
+		if ((n = log_send(queue + qoff, qlen - qoff)) <= 0) {
+			if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+				qoff = qlen = 0;
+			break;
+		}
+		qoff += (size_t)n;
+		if (qoff < qlen)
+			continue;
+		qoff = qlen = 0;
+		if (dropped > 0 && log_enabled(LL_WARNING)) {
+			len = snprintf(note, sizeof(note), "warn: %lu log lines "
+			    "dropped: standard error did not take them\n",
+			    dropped);
+			log_queue(note, (size_t)len);
+		}
+		dropped = 0;
+	}
+	log_arm();
+}
+
+static void
+log_writable(evutil_socket_t fd, short what, void *arg)
+{
+	log_drain();
+}
+
+/*
+ * Write a line now if nothing waits before it, else queue it (whole, or
+ * not at all); the rest of a line cut short always waits.
+ */
+static void
+log_put(const char *line, size_t len)
+{
+	ssize_t	 n;
+
+	if (qlen == qoff) {
+		if ((n = log_send(line, len)) == (ssize_t)len)
+			return;
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return;
+			n = 0;
+		}
+		log_queue(line + n, len - (size_t)n);
+	} else if (qlen - qoff + len <= LOG_QUEUE)
+		log_queue(line, len);
+	else
+		dropped++;
+	log_arm();
+}
+
+/*
+ * From now on the loop writes what waits.  A descriptor that never
+ * blocks is all it can watch: a regular file or a standard error that
+ * could not be reopened is written as before.
+ */
+void
+log_attach(struct event_base *b)
+{
+	if (log_fd == STDERR_FILENO && !log_socket)
+		return;
+	log_ev = event_new(b, log_fd, EV_WRITE, log_writable, NULL);
+	log_arm();
+}
+
+void
+log_detach(void)
+{
+	if (log_ev != NULL)
+		event_free(log_ev);
+	log_ev = NULL;
+}
+
+/* Before exit: give what waits up to ms milliseconds to go. */
+void
+log_flush(int ms)
+{
+	struct pollfd	 pfd;
+	uint64_t	 deadline = now_ms() + (uint64_t)ms, now;
+
+	for (;;) {
+		log_drain();
+		if (qlen == qoff || (now = now_ms()) >= deadline)
+			return;
+		pfd.fd = log_fd;
+		pfd.events = POLLOUT;
+		(void)poll(&pfd, 1, (int)(deadline - now));
+	}
+}
+
 /* Format the line once and hand it to stderr in one write. */
 static void
 log_vmsg(enum log_level level, const char *fmt, va_list ap)
@@ -81,7 +259,7 @@ log_vmsg(enum log_level level, const char *fmt, va_list ap)
 		len += (size_t)n < sizeof(line) - len - 1 ? (size_t)n :
 		    sizeof(line) - len - 2;
 	line[len++] = '\n';
-	fwrite(line, 1, len, stderr);
+	log_put(line, len);
 	errno = saved_errno;
 }
 
@@ -106,6 +284,7 @@ fatalx(const char *fmt, ...)
 		log_level = LL_CRITICAL;
 	log_vmsg(LL_CRITICAL, fmt, ap);
 	va_end(ap);
+	log_flush(1000);
 	exit(1);
 }
 

@@ -2,8 +2,8 @@
 
 /*
  * Logging (log.c): one line a message on standard error, at the levels
- * and with the prefixes of dotnet-dsrouter, and the throttle for the
- * lines a peer can make the router repeat.
+ * and with the prefixes of dotnet-dsrouter, never holding up the event
+ * loop, and the throttle for the lines a peer can make the router repeat.
  */
 
 #ifndef LOG_H
@@ -34,6 +34,12 @@ struct log_throttle {
 	unsigned long	 held;		/* lines held back since */
 };
 
+struct event_base;
+
+void		 log_open(void);
+void		 log_attach(struct event_base *);
+void		 log_detach(void);
+void		 log_flush(int);
 int		 log_level_parse(const char *, enum log_level *);
 void		 log_set_level(enum log_level);
 int		 log_enabled(enum log_level);
