@@ -145,9 +145,8 @@ log_arm(void)
 static void
 log_drain(void)
 {
-	char	 note[128];
-	ssize_t	 n;
-	int	 len;
+	unsigned long	 lost;
+	ssize_t		 n;
 
 	while (qlen > qoff) {
 		if ((n = log_send(queue + qoff, qlen - qoff)) <= 0) {
@@ -159,13 +158,12 @@ log_drain(void)
 		if (qoff < qlen)
 			continue;
 		qoff = qlen = 0;
-		if (dropped > 0 && log_enabled(LL_WARNING)) {
-			len = snprintf(note, sizeof(note), "warn: %lu log lines "
-			    "dropped: standard error did not take them\n",
-			    dropped);
-			log_queue(note, (size_t)len);
+		if ((lost = dropped) > 0) {
+			/* Into the empty queue, or out at once. */
+			dropped = 0;
+			log_warning("%lu log lines dropped: standard error did "
+			    "not take them", lost);
 		}
-		dropped = 0;
 	}
 	log_arm();
 }

@@ -248,9 +248,10 @@ pump_read(struct conn *c)
 		return (-1);
 	/*
 	 * The peer closed after these bytes: take its EOF now rather than
-	 * after another turn of the loop.
+	 * after another turn of the loop (pump_read checks that c still
+	 * reads).
 	 */
-	if (c->peer_closed && (size_t)n < room && c->reading && !c->eof)
+	if (c->peer_closed && (size_t)n < room)
 		return (pump_read(c));
 	return (0);
 }
@@ -384,16 +385,17 @@ pump_idle_cb(evutil_socket_t fd, short what, void *arg)
 	/* Off since a reload, or the session waits for a runtime again. */
 	if (settings.idle_timeout_ms == 0 || s->state != S_PUMP)
 		return;
+	if (quiet >= (uint64_t)settings.idle_timeout_ms) {
+		/* Both asked: each keeps what it saw for the next check. */
+		moved = drained_since(&s->conn[SIDE_LOCAL]);
+		moved |= drained_since(&s->conn[SIDE_REMOTE]);
+		if (moved) {
+			s->last_io = now_ms();
+			quiet = 0;
+		}
+	}
 	if (quiet < (uint64_t)settings.idle_timeout_ms) {
 		timeval_ms(&tv, settings.idle_timeout_ms - (int)quiet);
-		evtimer_add(s->idle, &tv);
-		return;
-	}
-	moved = drained_since(&s->conn[SIDE_LOCAL]);
-	moved |= drained_since(&s->conn[SIDE_REMOTE]);
-	if (moved) {
-		s->last_io = now_ms();
-		timeval_ms(&tv, settings.idle_timeout_ms);
 		evtimer_add(s->idle, &tv);
 		return;
 	}
