@@ -904,17 +904,6 @@ struct client_opts {
 	pid_t		 runtime_pid;	/* the far end, for the ends' CPU */
 };
 
-/* CPU seconds this process used so far, every thread. */
-static double
-self_cpu(void)
-{
-	struct rusage	 ru;
-
-	if (getrusage(RUSAGE_SELF, &ru) == -1)
-		return (0);
-	return (ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	    ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
-}
 
 /* One trace stream: GB/s of the payload, relay CPU per GB, every byte checked. */
 static int
@@ -933,7 +922,8 @@ run_stream(struct client_opts *o)
 	procs0 = count_procs(o->pids, o->npids);
 	for (i = 0; i < o->npids; i++)
 		cpu0 += tree_cpu(o->pids[i]);
-	ends0 = self_cpu() + (o->runtime_pid ? tree_cpu(o->runtime_pid) : 0);
+	ends0 = tree_cpu(getpid()) +
+	    (o->runtime_pid ? tree_cpu(o->runtime_pid) : 0);
 	t0 = now_s();
 	deadline = t0 + timeout_s;
 	if (cconnect(&o->addr, &c) == -1)
@@ -951,7 +941,8 @@ run_stream(struct client_opts *o)
 		got += n;
 	}
 	t1 = now_s();
-	ends1 = self_cpu() + (o->runtime_pid ? tree_cpu(o->runtime_pid) : 0);
+	ends1 = tree_cpu(getpid()) +
+	    (o->runtime_pid ? tree_cpu(o->runtime_pid) : 0);
 	/*
 	 * A fork-per-connection relay's child still runs here; once it
 	 * exits, its time counts only if the parent reaps it with wait().
