@@ -4,7 +4,7 @@
 
 CC?=		cc
 CFLAGS?=	-O2
-WARNFLAGS=	-std=gnu11 -Wall -Wextra -Werror
+WARNFLAGS=	-std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror
 LIBS=		-lcrypto -lpthread
 
 
@@ -15,10 +15,10 @@ FAKES=		tests/fakert tests/faketool
 
 all: $(FAKES)
 
-tests/fakert: tests/helpers/fakert.c
+tests/fakert: tests/helpers/fakert.c tests/helpers/le.h tests/helpers/sha256.h
 	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/helpers/fakert.c $(LIBS)
 
-tests/faketool: tests/helpers/faketool.c
+tests/faketool: tests/helpers/faketool.c tests/helpers/le.h tests/helpers/sha256.h
 	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/helpers/faketool.c $(LIBS)
 
 check: $(FAKES)

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "le.h"
 #include "sha256.h"
 
 #define IPC_MAGIC		"DOTNET_IPC_V1"	/* 13 chars + NUL = 14 */
@@ -236,42 +237,6 @@ ev_log(const char *fmt, ...)
 	fputc('\n', evf);
 	fflush(evf);
 	pthread_mutex_unlock(&ev_mtx);
-}
-
-static void
-put_le16(uint8_t *p, uint16_t v)
-{
-	p[0] = v & 0xff;
-	p[1] = v >> 8;
-}
-
-static void
-put_le32(uint8_t *p, uint32_t v)
-{
-	int	i;
-
-	for (i = 0; i < 4; i++)
-		p[i] = (v >> (8 * i)) & 0xff;
-}
-
-static void
-put_le64(uint8_t *p, uint64_t v)
-{
-	int	i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (v >> (8 * i)) & 0xff;
-}
-
-static uint64_t
-get_le64(const uint8_t *p)
-{
-	uint64_t	v = 0;
-	int		i;
-
-	for (i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return (v);
 }
 
 /* Append raw bytes to a payload buffer, remembering any overflow. */

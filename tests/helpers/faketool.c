@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "le.h"
 #include "sha256.h"
 
 #define IPC_MAGIC		"DOTNET_IPC_V1"	/* 13 chars + NUL = 14 */
@@ -186,44 +187,6 @@ io_status(enum io r)
 		out("%s", strerror(io_errno));
 		return (EXIT_EOF);
 	}
-}
-
-static void
-put_le16(uint8_t *p, uint16_t v)
-{
-	p[0] = v & 0xff;
-	p[1] = v >> 8;
-}
-
-static void
-put_le32(uint8_t *p, uint32_t v)
-{
-	int	i;
-
-	for (i = 0; i < 4; i++)
-		p[i] = (v >> (8 * i)) & 0xff;
-}
-
-static void
-put_le64(uint8_t *p, uint64_t v)
-{
-	int	i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (v >> (8 * i)) & 0xff;
-}
-
-static uint32_t
-get_le32(const uint8_t *p)
-{
-	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24);
-}
-
-static uint64_t
-get_le64(const uint8_t *p)
-{
-	return ((uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32);
 }
 
 static void
