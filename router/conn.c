@@ -203,9 +203,12 @@ conn_update(struct conn *c)
 		want_read = c->wwant_read;
 		want_write = c->rwant_write;
 	} else if (c->session == NULL) {
-		/* Parked: only EOF or an unexpected byte can arrive. */
+		/*
+		 * Parked: only EOF or an unexpected byte can arrive, unless
+		 * the router sends a command of its own (resume.c).
+		 */
 		want_read = 1;
-		want_write = 0;
+		want_write = evbuffer_get_length(c->out) > 0;
 	} else {
 		want_read = (c->reading && !c->eof && !c->throttled &&
 		    !c->rwant_write) || c->wwant_read;

@@ -158,6 +158,12 @@ struct runtime {
 	int			 active;	/* sessions paired with it */
 	int			 gone;		/* its parked conn died */
 	uint64_t		 last_used;	/* monotonic ms */
+	struct event		*resume;	/* --resume-after, made if set */
+	int			 resumed;	/* ResumeRuntime answered OK */
+	int			 resuming;	/* ours is on the parked conn */
+	int			 resume_pending; /* ours waits for one */
+	uint8_t			 resume_reply[REPLY_PEEK];
+	size_t			 resume_len;
 	TAILQ_ENTRY(runtime)	 entry;
 };
 
@@ -251,6 +257,14 @@ void		 runtime_release(struct session *);
 void		 runtime_lost(struct session *);
 void		 runtime_parked_event(struct conn *);
 void		 runtime_drop_all(struct route *);
+void		 runtime_name(const struct runtime *, char *, size_t);
+
+/* resume.c */
+void		 resume_watch(struct runtime *);
+void		 resume_done_by_tool(struct runtime *);
+int		 resume_parked(struct runtime *);
+void		 resume_event(struct runtime *);
+void		 resume_forget(struct runtime *);
 
 /* pump.c */
 int		 pump_read(struct conn *);

@@ -29,6 +29,7 @@ struct evbuffer;
 #define IPC_SET_PROCESS		0x04
 #define IPC_SET_SERVER		0xff
 #define IPC_ID_OK		0x00
+#define IPC_ID_RESUME_RUNTIME	0x01	/* in IPC_SET_PROCESS */
 #define IPC_ID_ERROR		0xff
 
 #define HRESULT_BAD_ENCODING	0x80131384U

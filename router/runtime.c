@@ -53,11 +53,12 @@ runtime_free(struct runtime *rt)
 	if (r->current == rt)
 		r->current = NULL;
 	TAILQ_REMOVE(&r->runtimes, rt, entry);
+	resume_forget(rt);
 	conn_free(&rt->parked);
 	free(rt);
 }
 
-static void
+void
 runtime_name(const struct runtime *rt, char *buf, size_t len)
 {
 	char	 cookie[33];
@@ -162,6 +163,7 @@ runtime_park(struct session *s, const char **why)
 		TAILQ_INSERT_TAIL(&r->runtimes, rt, entry);
 		runtime_name(rt, name, sizeof(name));
 		log_info("%s connected on %s", name, c->endpoint->name);
+		resume_watch(rt);
 	} else if (rt->parked.fd != -1) {
 		runtime_name(rt, name, sizeof(name));
 		log_debug("%s: a newer connection replaces the parked one",
@@ -173,6 +175,7 @@ runtime_park(struct session *s, const char **why)
 	rt->last_used = now_ms();
 	conn_move(&rt->parked, c);
 	conn_update(&rt->parked);
+	(void)resume_parked(rt);
 	return (0);
 
 nomem:
@@ -199,7 +202,7 @@ runtime_pick(struct route *r, int tool_side)
 	}
 	rt = r->current;
 	if (rt != NULL && rt->side != tool_side && !rt->gone) {
-		if (rt->parked.fd != -1)
+		if (rt->parked.fd != -1 && !rt->resuming)
 			return (rt);
 		/*
 		 * A runtime reconnects as soon as its command is done.  Wait
@@ -207,7 +210,7 @@ runtime_pick(struct route *r, int tool_side)
 		 * that it may have died mid-command, with no parked
 		 * connection to tell us.
 		 */
-		if (rt->active > 0)
+		if (rt->active > 0 || rt->resuming)
 			return (NULL);
 		if (now - rt->last_used < RECONNECT_GRACE_MS) {
 			route_recheck(r, RECONNECT_GRACE_MS -
@@ -216,7 +219,8 @@ runtime_pick(struct route *r, int tool_side)
 		}
 	}
 	TAILQ_FOREACH(rt, &r->runtimes, entry) {
-		if (rt->side == tool_side || rt->parked.fd == -1 || rt->gone)
+		if (rt->side == tool_side || rt->parked.fd == -1 ||
+		    rt->gone || rt->resuming)
 			continue;
 		if (best == NULL || rt->last_used >= best->last_used)
 			best = rt;
@@ -295,6 +299,10 @@ runtime_parked_event(struct conn *c)
 	char		 buf[64], name[96];
 	ssize_t		 n;
 
+	if (rt->resuming) {
+		resume_event(rt);
+		return;
+	}
 	n = c->transport->read(c, buf, sizeof(buf));
 	if (n == IO_WANT_READ || n == IO_WANT_WRITE)
 		return;

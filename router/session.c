@@ -627,6 +627,9 @@ session_answer(struct session *s, const uint8_t *buf, size_t n)
 	if (s->answer == REPLY_MORE)
 		return;
 	s->awaiting_answer = 0;
+	if (s->answer == REPLY_OK && s->runtime != NULL &&
+	    strcmp(s->command, "ResumeRuntime") == 0)
+		resume_done_by_tool(s->runtime);
 	if (s->answer != REPLY_ERROR)
 		return;
 	name = ipc_hresult_name(s->answer_hresult);

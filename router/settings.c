@@ -44,6 +44,8 @@ const struct setting settings_table[] = {
 	    "10", 1, "T", "drain deadline on SIGTERM" },
 	{ "idle-timeout", 0, ST_DURATION_OFF, S(idle_timeout_ms), "0", 1, "T",
 	    "close a forwarding session quiet that long" },
+	{ "resume-after", 0, ST_DURATION_OFF, S(resume_after_ms), "0", 1,
+	    "T", "resume a suspended runtime no tool resumed" },
 	{ "buffer-size", 0, ST_BUFFER, S(high_water), "256k", 1, "N",
 	    "high water mark per direction" },
 	{ "runtime", 0, ST_SIDE, S(runtime_side), "local", 0,

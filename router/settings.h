@@ -24,6 +24,7 @@ struct settings {
 	int		 offer_timeout_ms; /* a listening tool's command */
 	int		 shutdown_timeout_ms;
 	int		 idle_timeout_ms; /* 0: none */
+	int		 resume_after_ms; /* 0: never resume for tools */
 	size_t		 high_water;
 	size_t		 low_water;
 	int		 runtime_side;	/* client-client default */

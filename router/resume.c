@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * --resume-after: a runtime started suspended (DOTNET_DiagnosticPorts=
+ * ...,suspend) waits at start-up until a tool sends ResumeRuntime.  A node
+ * agent gives tools that long to attach, then resumes it itself, so that
+ * no app is left hung because nobody came.
+ *
+ * The router cannot tell a suspended runtime from a running one (the
+ * protocol has no question for it), so every runtime parked here that no
+ * tool has resumed through the router by then gets one ResumeRuntime.  A
+ * running runtime answers it OK and goes on; the cost is one of its
+ * connections, which it dials again at once, as after any command.
+ *
+ * The command goes on the runtime's parked connection, never on one a
+ * tool is using; when the deadline finds none parked, it goes on the next.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "router/engine.h"
+#include "router/log.h"
+#include "router/settings.h"
+#include "router/util.h"
+#include "transports/transport.h"
+
+static void	 resume_due(evutil_socket_t, short, void *);
+static void	 resume_send(struct runtime *);
+static void	 resume_end(struct runtime *);
+
+/* A new runtime record: start its clock, if --resume-after is set. */
+void
+resume_watch(struct runtime *rt)
+{
+	struct timeval	 tv;
+
+	if (settings.resume_after_ms == 0)
+		return;
+	if ((rt->resume = evtimer_new(base, resume_due, rt)) == NULL) {
+		log_error("out of memory: --resume-after does not watch a "
+		    "runtime");
+		return;
+	}
+	timeval_ms(&tv, settings.resume_after_ms);
+	evtimer_add(rt->resume, &tv);
+}
+
+/* A tool's ResumeRuntime reached the runtime and it answered OK. */
+void
+resume_done_by_tool(struct runtime *rt)
+{
+	rt->resumed = 1;
+	rt->resume_pending = 0;
+	if (rt->resume != NULL && !rt->resuming)
+		evtimer_del(rt->resume);
+}
+
+/*
+ * The runtime parked a connection: if our ResumeRuntime waits for one,
+ * send it there.  Return 1 if the connection is taken for it.
+ */
+int
+resume_parked(struct runtime *rt)
+{
+	if (rt->resuming) {
+		/* The connection it went on died: send it again. */
+		rt->resuming = 0;
+		rt->resume_pending = 1;
+		evbuffer_drain(rt->parked.out,
+		    evbuffer_get_length(rt->parked.out));
+	}
+	if (!rt->resume_pending || rt->resumed)
+		return (0);
+	rt->resume_pending = 0;
+	resume_send(rt);
+	return (1);
+}
+
+/* The record goes away. */
+void
+resume_forget(struct runtime *rt)
+{
+	if (rt->resume != NULL)
+		event_free(rt->resume);
+	rt->resume = NULL;
+	rt->resuming = 0;
+}
+
+static void
+resume_due(evutil_socket_t fd, short what, void *arg)
+{
+	struct runtime	*rt = arg;
+	char		 name[96];
+
+	(void)fd;
+	(void)what;
+	runtime_name(rt, name, sizeof(name));
+	if (rt->resuming) {
+		log_warning("%s did not answer the router's ResumeRuntime "
+		    "within %.3fs; its connection is closed",
+		    name, settings.handshake_timeout_ms / 1000.0);
+		resume_end(rt);
+		return;
+	}
+	if (rt->resumed || rt->gone)
+		return;
+	if (rt->parked.fd == -1) {
+		/* A tool has its connection: use the next one it parks. */
+		rt->resume_pending = 1;
+		log_debug("%s: no tool resumed it; ResumeRuntime waits for its "
+		    "next connection", name);
+		return;
+	}
+	resume_send(rt);
+}
+
+/* Send ResumeRuntime on the parked connection and await the answer. */
+static void
+resume_send(struct runtime *rt)
+{
+	struct timeval	 tv;
+	uint8_t		 msg[IPC_HEADER_LEN];
+	char		 name[96];
+
+	runtime_name(rt, name, sizeof(name));
+	ipc_request(msg, IPC_SET_PROCESS, IPC_ID_RESUME_RUNTIME);
+	if (evbuffer_add(rt->parked.out, msg, sizeof(msg)) == -1) {
+		log_error("%s: out of memory; not resumed", name);
+		return;
+	}
+	log_info("%s: no tool resumed it within %.3fs (--resume-after); the "
+	    "router sends ResumeRuntime", name,
+	    settings.resume_after_ms / 1000.0);
+	rt->resuming = 1;
+	rt->resume_len = 0;
+	timeval_ms(&tv, settings.handshake_timeout_ms);
+	evtimer_add(rt->resume, &tv);
+	conn_update(&rt->parked);
+}
+
+/*
+ * The parked connection of a runtime we are resuming is ready: send the
+ * rest of the command, read the answer, then close it (the runtime dials
+ * again, as after every command).
+ */
+void
+resume_event(struct runtime *rt)
+{
+	struct conn	*c = &rt->parked;
+	uint8_t		 buf[REPLY_PEEK];
+	uint32_t	 hresult;
+	ssize_t		 n;
+	char		 name[96];
+
+	runtime_name(rt, name, sizeof(name));
+	if (evbuffer_get_length(c->out) > 0) {
+		n = c->transport->write_buffer(c, c->out);
+		if (n == IO_ERROR) {
+			log_warning("%s: ResumeRuntime not sent: %s", name,
+			    conn_error(c));
+			resume_end(rt);
+			return;
+		}
+		conn_update(c);
+		if (evbuffer_get_length(c->out) > 0)
+			return;
+	}
+	n = c->transport->read(c, buf, sizeof(buf) - rt->resume_len);
+	if (n == IO_WANT_READ || n == IO_WANT_WRITE)
+		return;
+	if (n <= 0) {
+		log_warning("%s closed before it answered the router's "
+		    "ResumeRuntime", name);
+		resume_end(rt);
+		return;
+	}
+	memcpy(rt->resume_reply + rt->resume_len, buf, (size_t)n);
+	rt->resume_len += (size_t)n;
+	switch (ipc_reply_classify(rt->resume_reply, rt->resume_len,
+	    &hresult)) {
+	case REPLY_MORE:
+		return;
+	case REPLY_OK:
+		log_info("%s answered the router's ResumeRuntime: ok", name);
+		rt->resumed = 1;
+		break;
+	case REPLY_ERROR:
+		log_warning("%s answered the router's ResumeRuntime with "
+		    "error 0x%08" PRIx32, name, hresult);
+		break;
+	default:
+		log_warning("%s answered the router's ResumeRuntime with "
+		    "bytes that are no reply", name);
+		break;
+	}
+	resume_end(rt);
+}
+
+/* Our exchange is over, however it went: close the connection. */
+static void
+resume_end(struct runtime *rt)
+{
+	rt->resuming = 0;
+	evtimer_del(rt->resume);
+	evbuffer_drain(rt->parked.out, evbuffer_get_length(rt->parked.out));
+	/* Tools that waited meanwhile take the next one it parks. */
+	conn_close(&rt->parked);
+}
