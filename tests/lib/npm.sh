@@ -20,8 +20,9 @@ npm_packages() {
 	mkdir -p "$NPM_DIR" || skip_all "cannot make $NPM_DIR"
 	echo '{"private": true}' >"$NPM_DIR/package.json"
 	if ! (cd "$NPM_DIR" && npm install --no-audit --no-fund \
-	    --loglevel=error "$@") >"$T/npm.out" 2>&1; then
-		skip_all "npm could not install $*: $(tail -n 1 "$T/npm.out")"
+	    --fetch-retries=1 --loglevel=error "$@") >"$T/npm.out" 2>&1; then
+		skip_all "npm could not install $*: $(grep -m 1 'npm error' \
+		    "$T/npm.out" || tail -n 1 "$T/npm.out")"
 	fi
 	: >"$NPM_DIR/.installed"
 }
