@@ -45,10 +45,18 @@ for f in sidecar mtls node-agent networkpolicy; do
 	check "deploy/$f.yaml is checked" grep -q "^ok: $f.yaml: YAML" \
 	    "$T/real.out"
 done
-# The image is the one the Dockerfile builds, in README.md's pod spec too.
-like "README.md's pod spec runs $IMAGE" \
-    "$(grep -E '^ +image: .*dsroute' "$top_srcdir/README.md")" \
-    "^ +image: $IMAGE( |\$)"
+# README.md's pod spec (Security), as a Pod: the same checks.
+{
+	printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: readme}\n'
+	awk '/^```/ { inside = 0 } inside { print }
+	    prev == "```yaml" && $0 == "spec:" { inside = 1; print }
+	    { prev = $0 }' "$top_srcdir/README.md"
+} >"$T/readme.yaml"
+checks "$T/readme.yaml" >"$T/readme.out"
+tap "$T/readme.out"
+check "README.md's pod spec runs dsroute as a native sidecar" \
+    grep -q '^ok: readme.yaml: Pod/readme: dsroute is a native sidecar' \
+    "$T/readme.out"
 
 # Broken manifests: each object breaks one rule.
 cat >"$T/broken.yaml" <<'EOF'
