@@ -164,7 +164,7 @@ stop rt4
 # Mutual TLS between two static routers in the root: one listens for TLS
 # in front of the runtime, the other dials it for the tools, each checking
 # the other's certificate against /c/ca.pem.
-start_fakert rt5 --listen "$R/rt5.sock" --pid 1005
+start_fakert rt5 --listen "$R/rt5.sock" --pid 1005 --stream-bytes 4194304
 start_static s5 uds:/rt5.sock \
     "tls:127.0.0.1:0,cert=/c/localhost.pem,key=/c/localhost.key,ca=/c/ca.pem" &&
 mode_is "TLS listener in front of the runtime" s5 client-server
@@ -173,6 +173,15 @@ start_static c5 uds:/tool5.sock \
 mode_is "TLS dialler for the tools" c5 server-client
 same "two static routers over mutual TLS" "$(reply "$R/rt5.sock")" \
     "$(reply "$R/tool5.sock")"
+# A 4 MiB EventPipe stream through both, the SHA-256 the runtime sent.
+"$FAKETOOL" --timeout 30 "$R/tool5.sock" collect --expect-bytes 4194304 \
+    >"$T/collect.out" 2>"$T/collect.err"
+id=$(sed -n 's/.*session=\([^ ]*\).*/\1/p' "$T/collect.out" | tail -n 1)
+wait_for 10 has_line "$T/rt5.ev" "^stream-end $id " ||
+    fail "rt5 ends the stream" "$(cat "$T/collect.err")"
+sum=$(sed -n 's/.*sha256=\([^ ]*\).*/\1/p' "$T/collect.out" | tail -n 1)
+is "two static routers over mutual TLS: 4 MiB stream, same SHA-256" \
+    "${sum:-none}" "$(sed -n "s/^stream-end $id 4194304 //p" "$T/rt5.ev")"
 wait_for 10 has_line "$T/s5.err" '^info: session [0-9]+: ' ||
     fail "s5 logs the session"
 like "the TLS listener verified the client's certificate" \
