@@ -10,7 +10,7 @@
 command -v node >/dev/null || skip_all "node is not installed (./dev.sh test installs nodejs)"
 command -v npm >/dev/null || skip_all "npm is not installed (./dev.sh test installs it)"
 
-NPM_CACHE=${DSROUTE_NPM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dsroute/npm}
+NPM_CACHE=${DSROUTE_NPM_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dsroute/npm}
 
 # npm_packages PKG@VERSION...: install them (once) and set NPM_DIR to the
 # directory whose node_modules holds them.
