@@ -7,7 +7,9 @@
 # /dev.  The fakes run outside and reach it through the socket paths under
 # that directory and TCP on loopback.  In each mode, and through two static
 # routers chained over mutual TLS, a ProcessInfo reply arrives byte for
-# byte as the runtime sends it to a tool that asks it directly.
+# byte as the runtime sends it to a tool that asks it directly, and a
+# 4 MiB stream crosses the TLS pair with the runtime's SHA-256.  What an
+# empty root cannot answer, user and host names, is refused clearly.
 #
 # The binary is DSROUTE_STATIC (./dev.sh test builds it), or DSROUTE when
 # that one is static (make check in a build configured
