@@ -6,6 +6,9 @@
 #	./dev.sh run	build dsroute and start it on sensible defaults
 #	./dev.sh test	build it with every check on and run the whole test suite,
 #			then build it with mbed TLS and run the TLS tests again
+#	./dev.sh static	build a static, stripped dsroute with mbed TLS for an
+#			empty root (the container image); its path is the last
+#			line printed
 #
 # Each installs the Debian packages it needs that are missing (with sudo
 # when not root) and builds out of tree, under build/.
@@ -17,7 +20,11 @@ top=$(pwd)
 build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev
     libinih-dev"
 test_packages="$build_packages libmbedtls-dev openssl mandoc socat procps psmisc
-    util-linux valgrind iproute2"
+    util-linux valgrind iproute2 file nodejs"
+# glibc static with mbed TLS: these ship the .a files; OpenSSL static would
+# make a binary of 5 MiB, mbed TLS one of 1.8 MiB.
+static_packages="gcc make autoconf automake pkg-config libevent-dev
+    libinih-dev libmbedtls-dev"
 
 # Install whichever of the named packages are missing.
 install_missing() {
@@ -128,6 +135,25 @@ check_no_openssl() {
 	done
 }
 
+# The static dsroute in build/static: glibc static, mbed TLS, stripped
+# (configure --enable-static-binary).  glibc's linker warnings about NSS
+# are expected (README.md, "A static binary"), so the build's output goes
+# to build/static.out and is shown only when it fails.
+static_build() {
+	if ! build static --with-tls=mbedtls --enable-static-binary \
+	    --enable-werror >build/static.out 2>&1; then
+		cat build/static.out >&2
+		echo "dev.sh: the static build failed" >&2
+		return 1
+	fi
+}
+
+# npm, for the tests that parse the Dockerfile and validate deploy/: the
+# machine's Node.js may bundle it; Debian's nodejs does not.
+install_npm() {
+	command -v npm >/dev/null 2>&1 || install_missing npm
+}
+
 # Print "N passed, N failed[, N skipped]" from the automake results
 # under the directories given.
 summarize() {
@@ -152,8 +178,15 @@ run)
 	echo "dev.sh: starting build/run/dsroute; stop it with Ctrl-C"
 	exec build/run/dsroute uds:/tmp/dsroute/app.sock tcp:127.0.0.1:9000
 	;;
+static)
+	install_missing $static_packages
+	mkdir -p build
+	static_build || exit 1
+	echo "$top/build/static/dsroute"
+	;;
 test)
 	install_missing $test_packages
+	install_npm
 	build test --enable-werror --enable-sanitizers
 	hide_openssl
 	build mbedtls --with-tls=mbedtls --enable-werror --enable-sanitizers \
@@ -168,6 +201,17 @@ test)
 		status=1
 	fi
 	printf ':test-result: %s\n' $result >build/mbedtls/no-openssl.trs
+	# The static binary, for tests/static.sh in the run below.
+	if static_build; then
+		result=PASS
+		DSROUTE_STATIC=$top/build/static/dsroute
+		export DSROUTE_STATIC
+	else
+		result=FAIL
+		status=1
+	fi
+	mkdir -p build/static
+	printf ':test-result: %s\n' $result >build/static/build.trs
 	make -s -C build/test -j"$(nproc)" check >build/test/check.out 2>&1 ||
 	    status=1
 	grep -E '^(FAIL|ERROR|XPASS|SKIP):' build/test/check.out || true
@@ -192,7 +236,7 @@ test)
 	exit $status
 	;;
 *)
-	echo "usage: ./dev.sh run | ./dev.sh test" >&2
+	echo "usage: ./dev.sh run | ./dev.sh test | ./dev.sh static" >&2
 	exit 2
 	;;
 esac
