@@ -217,6 +217,64 @@ is "debug: other lines are messages with the words, escaped" \
 stop_dsroute d2
 stop rt2
 
+# --- a TLS peer whose certificate names it with hostile bytes ------------
+
+# A client certificate, signed by the CA, whose CN holds a quote, a
+# backslash, and where "QQ" was, 0x01 and DEL: openssl(1) cannot write
+# those, so the request is patched and then signed without checking its
+# own signature (req -x509 -CA does not).  (Bytes that are not UTF-8
+# cannot be had: OpenSSL refuses them in a UTF8String.)
+hostile_cert() {
+	cat >"$T/h.cnf" <<EOF
+[ req ]
+distinguished_name = dn
+prompt = no
+[ dn ]
+CN = tQQl\\"b\\\\s
+[ names ]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = clientAuth
+[ signed ]
+authorityKeyIdentifier = keyid
+EOF
+	openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 \
+	    -out "$C/h.key" 2>/dev/null &&
+	openssl req -new -key "$C/h.key" -config "$T/h.cnf" -reqexts names \
+	    -outform DER -out "$T/h.req" &&
+	perl -pe 's/QQ/\x01\x7f/g' "$T/h.req" >"$T/h-patched.req" &&
+	openssl req -inform DER -in "$T/h-patched.req" -x509 \
+	    -CA "$C/ca.pem" -CAkey "$C/ca.key" -days 30 \
+	    -copy_extensions copyall -config "$T/h.cnf" \
+	    -extensions signed -out "$C/h.pem" 2>>"$T/mkcerts.err"
+}
+
+if command -v openssl >/dev/null 2>&1 && command -v perl >/dev/null 2>&1
+then
+	. "$top_srcdir/tests/lib/tls.sh"
+	make_base_certs
+	hostile_cert || fail "make the hostile certificate" \
+	    "$(cat "$T/mkcerts.err")"
+	start_fakert rt5 --listen "$T/rt5.sock"
+	bg d5 "$DSROUTE" --log-format json -v debug "uds:$T/rt5.sock,connect" \
+	    "tls:127.0.0.1:0,$(cert localhost),ca=$C/ca.pem"
+	wait_for 10 has_line "$T/d5.err" '"event":"ready"' ||
+	    fail "the TLS router starts" "$(cat "$T/d5.err")"
+	port=$(q "$T/d5.err" 'last("listen")["endpoint"].rsplit(":", 1)[1]')
+	sclient h "$port" -cert "$C/h.pem" -key "$C/h.key"
+	wait_for 10 has_line "$T/d5.err" '"event":"session.end"'
+	lines_ok "TLS: every line is a JSON object" "$T/d5.err" 10
+	is "TLS: the audit record names the CN, every byte accounted for" \
+	    "$(q "$T/d5.err" 'last("audit")["cn"] == "t\x01\x7fl\"b\\s"')" \
+	    "True"
+	like "TLS: and its fingerprint" \
+	    "$(q "$T/d5.err" 'last("audit")["sha256"]')" "^$(fp h)\$"
+	stop_dsroute d5
+	stop rt5
+else
+	skip "TLS: a hostile certificate name" "openssl(1) or perl missing"
+fi
+
 # --- a standard error nobody reads: whole objects, then a count ----------
 
 mkfifo "$T/err.fifo"
