@@ -2,8 +2,9 @@
 
 /*
  * Logging (log.c): one line a message on standard error, at the levels
- * and with the prefixes of dotnet-dsrouter, never holding up the event
- * loop, and the throttle for the lines a peer can make the router repeat.
+ * and with the prefixes of dotnet-dsrouter or as one JSON object
+ * (--log-format), never holding up the event loop, and the throttle for
+ * the lines a peer can make the router repeat.
  */
 
 #ifndef LOG_H

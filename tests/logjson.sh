@@ -103,6 +103,15 @@ H="$T/q\"b\\s$(printf '\001\t\n\033\177\377\303')x"
 export H
 mkdir "$H" || skip_all "cannot make a directory with such a name here"
 
+refused "--log-format yaml: one line, what to give" \
+    '^crit: --log-format yaml: give text or json$' \
+    --log-format yaml "uds:$T/a.sock" "uds:$T/b.sock"
+printf 'log-format = xml\n[main]\nlocal = uds:%s/a.sock\nremote = uds:%s/b.sock\n' \
+    "$T" "$T" >"$T/xml.conf"
+"$DSROUTE" -n -f "$T/xml.conf" >"$T/xml.out" 2>&1
+like "log-format = xml in a file: refused with its line" \
+    "$(cat "$T/xml.out")" ':1: log-format = xml: give text or json$'
+
 # --- info: a runtime, an allowed and a denied command ----------------------
 
 bg d "$DSROUTE" --log-format json "uds:$H/rt.sock" \
