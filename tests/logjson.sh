@@ -106,8 +106,8 @@ mkdir "$H" || skip_all "cannot make a directory with such a name here"
 refused "--log-format yaml: one line, what to give" \
     '^crit: --log-format yaml: give text or json$' \
     --log-format yaml "uds:$T/a.sock" "uds:$T/b.sock"
-printf 'log-format = xml\n[main]\nlocal = uds:%s/a.sock\nremote = uds:%s/b.sock\n' \
-    "$T" "$T" >"$T/xml.conf"
+printf 'log-format = xml\n[main]\nlocal = uds:%s/a.sock\n' "$T" >"$T/xml.conf"
+printf 'remote = uds:%s/b.sock\n' "$T" >>"$T/xml.conf"
 "$DSROUTE" -n -f "$T/xml.conf" >"$T/xml.out" 2>&1
 like "log-format = xml in a file: refused with its line" \
     "$(cat "$T/xml.out")" ':1: log-format = xml: give text or json$'
@@ -173,7 +173,8 @@ is "session.end: why it ended" "$(q "$T/d.err" "$r['end']")" \
 a='last("audit", command="ResumeRuntime")'
 is "audit: a refusal at info, deny, with its rule" \
     "$(q "$T/d.err" "typed($a, 'level', 'decision', 'rule', 'role')")" \
-    'level=str:"info" decision=str:"deny" rule=str:"role observe" role=str:"observe"'
+    'level=str:"info" decision=str:"deny" rule=str:"role observe"'\
+' role=str:"observe"'
 is "audit: session, uid, gid, pid are numbers" \
     "$(q "$T/d.err" "' '.join(type($a.get(k)).__name__ for k in
         ('session', 'uid', 'gid', 'pid'))")" "int int int int"
@@ -214,7 +215,8 @@ is "debug: the allowed command's audit record" \
 is "debug: the denied session's end record, deny and its rule" \
     "$(q "$T/d2.err" 'typed(last("session.end", command="ResumeRuntime"),
         "level", "decision", "rule", "to_runtime")')" \
-    'level=str:"debug" decision=str:"deny" rule=str:"role observe" to_runtime=int:0'
+    'level=str:"debug" decision=str:"deny" rule=str:"role observe"'\
+' to_runtime=int:0'
 is "debug: a stranger's bytes: no command, the error frame counted" \
     "$(q "$T/d2.err" 'typed(last("session.end", command=None), "command",
         "to_runtime", "to_tool")')" \

@@ -135,7 +135,8 @@ json_read(const uint8_t *s, size_t n, uint8_t *out)
 			    "a \\u escape past U+00FF");
 			hi = hexval(s[i + 4]);
 			lo = hexval(s[i + 5]);
-			CHECK(hi >= 0 && lo >= 0, "a \\u escape that is not hex");
+			CHECK(hi >= 0 && lo >= 0,
+			    "a \\u escape that is not hex");
 			out[o++] = (uint8_t)(hi << 4 | lo);
 			CHECK(out[o - 1] < 0x20 || out[o - 1] == 0x7f,
 			    "a \\u escape for a character that needs none");
