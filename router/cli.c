@@ -176,15 +176,23 @@ cli_reload(void)
 {
 	struct config	 cfg;
 	struct settings	 st;
+	struct log_rec	 r;
 	int		 waiting;
 
 	if (config_path == NULL)
 		return (0);
 	if (load_config(&cfg, &st) == -1) {
 		config_report(&cfg, 1);
-		log_error("reload: %s has %zu error%s; the running "
-		    "configuration stays", config_path, cfg.nerrors,
-		    cfg.nerrors == 1 ? "" : "s");
+		if (log_begin(&r, LL_ERROR, "reload")) {
+			log_say(&r, "reload: %s has %zu error%s; the running "
+			    "configuration stays", config_path, cfg.nerrors,
+			    cfg.nerrors == 1 ? "" : "s");
+			log_str(&r, "what", "config", LF_JSON);
+			log_str(&r, "result", "failed", LF_JSON);
+			log_str(&r, "config", config_path, LF_JSON);
+			log_u64(&r, "errors", cfg.nerrors, LF_JSON);
+			log_end(&r);
+		}
 		config_free(&cfg);
 		return (1);
 	}
@@ -192,8 +200,15 @@ cli_reload(void)
 	waiting += settings_reload(&st);
 	limit_budget();
 	config_free(&cfg);
-	log_info("reloaded %s%s", config_path, waiting == 0 ? "" :
-	    "; the changes logged above wait for a restart");
+	if (log_begin(&r, LL_INFO, "reload")) {
+		log_say(&r, "reloaded %s%s", config_path, waiting == 0 ? "" :
+		    "; the changes logged above wait for a restart");
+		log_str(&r, "what", "config", LF_JSON);
+		log_str(&r, "result", "ok", LF_JSON);
+		log_str(&r, "config", config_path, LF_JSON);
+		log_u64(&r, "waiting_for_restart", (uint64_t)waiting, LF_JSON);
+		log_end(&r);
+	}
 	return (1);
 }
 
@@ -256,6 +271,8 @@ cli_frontend(int argc, char *argv[])
 				fatalx("--%s %s: %s", s->name, optarg, err);
 			if (s->type == ST_LEVEL)
 				log_set_level(settings.log_level);
+			if (s->type == ST_LOG_FORMAT)
+				log_set_format(settings.log_format);
 			if (ngiven == sizeof(given) / sizeof(given[0]))
 				fatalx("too many options");
 			given[ngiven].s = s;
@@ -293,5 +310,6 @@ cli_frontend(int argc, char *argv[])
 		exit(0);
 	}
 	log_set_level(settings.log_level);
+	log_set_format(settings.log_format);
 	return (&cli);
 }

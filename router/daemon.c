@@ -164,6 +164,7 @@ daemon_run(const struct frontend *fe)
 {
 	struct route	*r;
 	struct event	*sig[sizeof(signals) / sizeof(signals[0])];
+	struct log_rec	 rec;
 	char		 err[512];
 	size_t		 i;
 
@@ -193,14 +194,22 @@ daemon_run(const struct frontend *fe)
 	    settings.allow_core_dumps, err, sizeof(err)) == -1)
 		start_failed(err);
 
-	log_info("dsroute %s started, pid %ld", PACKAGE_VERSION,
-	    (long)getpid());
+	if (log_begin(&rec, LL_INFO, "start")) {
+		log_say(&rec, "dsroute %s started, pid %ld", PACKAGE_VERSION,
+		    (long)getpid());
+		log_str(&rec, "version", PACKAGE_VERSION, LF_JSON);
+		log_u64(&rec, "pid", (uint64_t)getpid(), LF_JSON);
+		log_end(&rec);
+	}
 	TAILQ_FOREACH(r, &routes, entry)
 		route_describe(r);
 	limit_budget();
 	if (fe->start != NULL)
 		fe->start();
-	log_info("ready");
+	if (log_begin(&rec, LL_INFO, "ready")) {
+		log_say(&rec, "ready");
+		log_end(&rec);
+	}
 
 	event_base_dispatch(base);
 

@@ -63,42 +63,35 @@ runtime_uid(struct session *s, uid_t *uid)
 
 /* Describe the peer for the audit line: credentials, address or identity. */
 static void
-principal_describe(const struct conn *c, const struct acl_peer *peer,
-    char *buf, size_t len)
+principal_fields(struct log_rec *r, const struct conn *c,
+    const struct acl_peer *peer)
 {
 	const struct identity	*id = peer->identity;
-	char			 addr[128], cn[256], san[128], fp[65];
+	char			 addr[128], fp[65];
 	int			 i;
 
 	if (peer->local) {
-		if (peer->have_cred)
-			snprintf(buf, len, "uid=%lu gid=%lu pid=%ld",
-			    (unsigned long)peer->uid, (unsigned long)peer->gid,
-			    (long)c->pid);
-		else
-			snprintf(buf, len, "uid=-");
+		if (peer->have_cred) {
+			log_u64(r, "uid", peer->uid, 0);
+			log_u64(r, "gid", peer->gid, 0);
+			log_u64(r, "pid", (uint64_t)c->pid, 0);
+		} else
+			log_str(r, "uid", NULL, 0);
 		return;
 	}
 	if (peer->addr.ss_family != 0)
 		sockaddr_name((const struct sockaddr *)&peer->addr,
 		    sizeof(peer->addr), addr, sizeof(addr));
-	else
-		snprintf(addr, sizeof(addr), "-");
-	if (id == NULL) {
-		snprintf(buf, len, "addr=%s", addr);
+	log_str(r, "addr", peer->addr.ss_family != 0 ? addr : NULL, 0);
+	if (id == NULL)
 		return;
-	}
-	log_escape(cn, sizeof(cn), id->cn, strlen(id->cn));
+	log_str(r, "cn", id->cn, LF_QUOTE | LF_ESCAPE);
 	/* The first SAN is enough to tell peers apart; the pin is exact. */
-	if (id->nsan > 0)
-		log_escape(san, sizeof(san), id->san[0].value,
-		    strlen(id->san[0].value));
-	else
-		snprintf(san, sizeof(san), "-");
+	log_str(r, "san", id->nsan > 0 ? id->san[0].value : NULL,
+	    LF_QUOTE | LF_ESCAPE);
 	for (i = 0; i < 32; i++)
 		snprintf(fp + 2 * i, 3, "%02x", id->fingerprint[i]);
-	snprintf(buf, len, "addr=%s cn=\"%s\" san=\"%s\" sha256=%s", addr,
-	    cn, san, fp);
+	log_str(r, "sha256", fp, 0);
 }
 
 /*
@@ -110,29 +103,33 @@ static void
 audit(struct session *s, const struct conn *c, const struct acl_peer *peer,
     const char *command, const struct acl_decision *d)
 {
-	struct timeval	 tv;
-	struct tm	 tm;
-	char		 when[32], who[768], pid[24] = "-", cookie[33] = "-";
-	char		 name[256];
+	struct log_rec	 r;
+	char		 cookie[33], name[256];
 
-	if (!log_enabled(d->allow ? LL_DEBUG : LL_INFO))
+	if (!log_begin(&r, d->allow ? LL_DEBUG : LL_INFO, "audit"))
 		return;
 	conn_peer_name(c, name, sizeof(name));
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	principal_describe(c, peer, who, sizeof(who));
+	log_words(&r, "audit:");
+	log_time(&r, "time", LF_TEXT);
+	log_u64(&r, "session", s->id, 0);
+	log_str(&r, "route", s->route->name, 0);
+	log_str(&r, "peer", name, LF_QUOTE);
+	principal_fields(&r, c, peer);
 	if (s->have_advertise) {
-		snprintf(pid, sizeof(pid), "%" PRIu64, s->advertise.pid);
 		ipc_cookie_hex(s->advertise.cookie, cookie);
+		log_u64(&r, "runtime_pid", s->advertise.pid, 0);
+		log_str(&r, "cookie", cookie, 0);
+	} else {
+		log_str(&r, "runtime_pid", NULL, 0);
+		log_str(&r, "cookie", NULL, 0);
 	}
-	log_msg(d->allow ? LL_DEBUG : LL_INFO, "audit: time=%s.%03ldZ "
-	    "session=%" PRIu64 " route=%s peer=\"%s\" %s runtime_pid=%s "
-	    "cookie=%s command=%s decision=%s role=%s role_from=\"%s\" "
-	    "rule=\"%s\" reason=\"%s\"", when, (long)tv.tv_usec / 1000,
-	    s->id, s->route->name, name, who, pid, cookie, command,
-	    d->allow ? "allow" : "deny", acl_role_name(d->role), d->role_from,
-	    d->rule, d->reason);
+	log_str(&r, "command", command, 0);
+	log_str(&r, "decision", d->allow ? "allow" : "deny", 0);
+	log_str(&r, "role", acl_role_name(d->role), 0);
+	log_str(&r, "role_from", d->role_from, LF_QUOTE);
+	log_str(&r, "rule", d->rule, LF_QUOTE);
+	log_str(&r, "reason", d->reason, LF_QUOTE);
+	log_end(&r);
 }
 
 /* Describe the peer of conn c, on its side of the session's route. */

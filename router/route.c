@@ -360,13 +360,22 @@ static void
 describe_endpoint(struct route *r, int side)
 {
 	struct endpoint	*ep = &r->endpoint[side];
+	struct log_rec	 rec;
 	char		 extra[96] = "";
 
 	if (ep->transport->describe != NULL)
 		ep->transport->describe(ep, extra, sizeof(extra));
-	log_info("%s %s: %s (%s)%s", side_names[side], ep->name,
-	    ep->role == ROLE_LISTEN ? "listening" : "connecting per session",
-	    ep->why, extra);
+	if (log_begin(&rec, LL_INFO, ep->role == ROLE_LISTEN ? "listen" :
+	    "connect")) {
+		log_say(&rec, "%s %s: %s (%s)%s", side_names[side], ep->name,
+		    ep->role == ROLE_LISTEN ? "listening" :
+		    "connecting per session", ep->why, extra);
+		log_str(&rec, "route", r->name, LF_JSON);
+		log_str(&rec, "side", side_names[side], LF_JSON);
+		log_str(&rec, "endpoint", ep->name, LF_JSON);
+		log_str(&rec, "transport", ep->transport->name, LF_JSON);
+		log_end(&rec);
+	}
 	if (ep->role == ROLE_CONNECT)
 		log_info("  it reaches a %s (%s)", ep->peer == PEER_TOOL ?
 		    "tool that listens for runtimes" : "runtime", ep->peer_why);
@@ -484,6 +493,23 @@ route_free(struct route *r)
 	free(r);
 }
 
+/* The credentials of ep did not load: the reload keeps every old one. */
+static void
+reload_failed(const struct endpoint *ep, const char *err)
+{
+	struct log_rec	 r;
+
+	if (!log_begin(&r, LL_ERROR, "reload"))
+		return;
+	log_say(&r, "reload: %s: %s; keeping the current certificates of "
+	    "every endpoint", ep->name, err);
+	log_str(&r, "what", "credentials", LF_JSON);
+	log_str(&r, "result", "failed", LF_JSON);
+	log_str(&r, "endpoint", ep->name, LF_JSON);
+	log_str(&r, "error", err, LF_JSON);
+	log_end(&r);
+}
+
 /*
  * Reload what every endpoint's transport can reload (a TLS endpoint's
  * certificate, key and CA files), all or nothing: the new state is put
@@ -496,6 +522,7 @@ route_reload_transports(void)
 {
 	struct route	*r;
 	struct endpoint	*ep;
+	struct log_rec	 rec;
 	void		**fresh;
 	char		 err[512];
 	int		 side, n = 0, i = 0;
@@ -518,9 +545,7 @@ route_reload_transports(void)
 				continue;
 			if ((fresh[i] = ep->transport->reload(ep, err,
 			    sizeof(err))) == NULL) {
-				log_error("reload: %s: %s; keeping the current "
-				    "certificates of every endpoint", ep->name,
-				    err);
+				reload_failed(ep, err);
 				while (i-- > 0)
 					ep->transport->reload_free(fresh[i]);
 				free(fresh);
@@ -538,7 +563,14 @@ route_reload_transports(void)
 		}
 	}
 	free(fresh);
-	log_info("reload: new certificates, keys and CA files for %d "
-	    "endpoint%s; sessions in flight keep theirs", n, n == 1 ? "" : "s");
+	if (log_begin(&rec, LL_INFO, "reload")) {
+		log_say(&rec, "reload: new certificates, keys and CA files for "
+		    "%d endpoint%s; sessions in flight keep theirs", n,
+		    n == 1 ? "" : "s");
+		log_str(&rec, "what", "credentials", LF_JSON);
+		log_str(&rec, "result", "ok", LF_JSON);
+		log_u64(&rec, "endpoints", (uint64_t)n, LF_JSON);
+		log_end(&rec);
+	}
 	return (n);
 }

@@ -68,6 +68,25 @@ runtime_name(const struct runtime *rt, char *buf, size_t len)
 	    rt->advertise.pid, cookie);
 }
 
+/* A runtime new to the route has advertised itself on conn c. */
+static void
+advertise_line(const struct runtime *rt, const struct conn *c)
+{
+	struct log_rec	 r;
+	char		 name[96], cookie[33];
+
+	if (!log_begin(&r, LL_INFO, "runtime.advertise"))
+		return;
+	runtime_name(rt, name, sizeof(name));
+	ipc_cookie_hex(rt->advertise.cookie, cookie);
+	log_say(&r, "%s connected on %s", name, c->endpoint->name);
+	log_str(&r, "route", rt->route->name, LF_JSON);
+	log_str(&r, "endpoint", c->endpoint->name, LF_JSON);
+	log_u64(&r, "runtime_pid", rt->advertise.pid, LF_JSON);
+	log_str(&r, "cookie", cookie, LF_JSON);
+	log_end(&r);
+}
+
 /* Count the parked connections of every route, and those of c's peer. */
 static void
 count_parked(const struct conn *c, int *total, int *peer)
@@ -161,8 +180,7 @@ runtime_park(struct session *s, const char **why)
 		rt->owner_pid = c->pid;
 		rt->parked.parked_in = rt;
 		TAILQ_INSERT_TAIL(&r->runtimes, rt, entry);
-		runtime_name(rt, name, sizeof(name));
-		log_info("%s connected on %s", name, c->endpoint->name);
+		advertise_line(rt, c);
 		resume_watch(rt);
 	} else if (rt->parked.fd != -1) {
 		runtime_name(rt, name, sizeof(name));

@@ -652,17 +652,16 @@ answer_label(const struct session *s, char *buf, size_t len)
 {
 	switch (s->answer) {
 	case REPLY_MORE:
-		snprintf(buf, len, " answer=none");
+		snprintf(buf, len, "none");
 		break;
 	case REPLY_OK:
-		snprintf(buf, len, " answer=ok");
+		snprintf(buf, len, "ok");
 		break;
 	case REPLY_ERROR:
-		snprintf(buf, len, " answer=error:0x%08" PRIx32,
-		    s->answer_hresult);
+		snprintf(buf, len, "error:0x%08" PRIx32, s->answer_hresult);
 		break;
 	case REPLY_OTHER:
-		snprintf(buf, len, " answer=other");
+		snprintf(buf, len, "other");
 		break;
 	}
 }
@@ -1021,12 +1020,11 @@ static void
 end_line(struct session *s, const char *reason)
 {
 	struct conn	*tool = NULL, *rt = NULL, *c;
-	enum log_level	 level = s->quiet ? LL_DEBUG : LL_INFO;
-	char		 pid[32] = "-", cookie[33] = "-", peer[280] = "";
-	char		 decision[160] = "", answer[40] = "";
-	char		 tool_name[256] = "-", rt_name[256] = "-";
+	struct log_rec	 r;
+	char		 cookie[33], peer[256] = "", answer[40] = "";
+	char		 tool_name[256], rt_name[256];
 
-	if (!log_enabled(level))
+	if (!log_begin(&r, s->quiet ? LL_DEBUG : LL_INFO, "session.end"))
 		return;
 	if (s->tool_side != -1) {
 		tool = tool_conn(s);
@@ -1037,27 +1035,42 @@ end_line(struct session *s, const char *reason)
 		/* Not classified: name whoever connected. */
 		c = s->conn[SIDE_LOCAL].fd != -1 ? &s->conn[SIDE_LOCAL] :
 		    &s->conn[SIDE_REMOTE];
-		conn_peer_name(c, tool_name, sizeof(tool_name));
-		snprintf(peer, sizeof(peer), " peer=%s", tool_name);
-		snprintf(tool_name, sizeof(tool_name), "-");
+		conn_peer_name(c, peer, sizeof(peer));
 	}
-	if (s->have_advertise) {
-		snprintf(pid, sizeof(pid), "%" PRIu64, s->advertise.pid);
+	if (s->have_advertise)
 		ipc_cookie_hex(s->advertise.cookie, cookie);
-	}
-	if (s->judged)
-		snprintf(decision, sizeof(decision), " decision=%s rule=\"%s\"",
-		    s->allowed ? "allow" : "deny",
-		    s->rule != NULL ? s->rule : "-");
 	if (s->asked)
 		answer_label(s, answer, sizeof(answer));
-	log_msg(level, "session %" PRIu64 ": route=%s command=%s tool=%s "
-	    "runtime=%s runtime_pid=%s cookie=%s to_runtime=%" PRIu64 " "
-	    "to_tool=%" PRIu64 " duration=%.3fs%s%s%s end=\"%s\"", s->id,
-	    s->route->name, s->command[0] != '\0' ? s->command : "-",
-	    tool_name, rt_name, pid, cookie, rt != NULL ? rt->nwritten : 0,
-	    tool != NULL ? tool->nwritten : 0, elapsed_s(&s->started), peer,
-	    answer, decision, reason);
+	log_words(&r, "session %" PRIu64 ":", s->id);
+	log_u64(&r, "session", s->id, LF_JSON);
+	log_str(&r, "route", s->route->name, 0);
+	log_str(&r, "command", s->command[0] != '\0' ? s->command : NULL, 0);
+	log_str(&r, "tool", tool != NULL ? tool_name : NULL, 0);
+	log_str(&r, "runtime", rt != NULL ? rt_name : NULL, 0);
+	if (tool != NULL) {
+		log_str(&r, "tool_endpoint", tool->endpoint->name, LF_JSON);
+		log_str(&r, "runtime_endpoint", rt->endpoint->name, LF_JSON);
+	}
+	if (s->have_advertise) {
+		log_u64(&r, "runtime_pid", s->advertise.pid, 0);
+		log_str(&r, "cookie", cookie, 0);
+	} else {
+		log_str(&r, "runtime_pid", NULL, 0);
+		log_str(&r, "cookie", NULL, 0);
+	}
+	log_u64(&r, "to_runtime", rt != NULL ? rt->nwritten : 0, 0);
+	log_u64(&r, "to_tool", tool != NULL ? tool->nwritten : 0, 0);
+	log_secs(&r, "duration", elapsed_s(&s->started), 0);
+	if (tool == NULL)
+		log_str(&r, "peer", peer, 0);
+	if (s->asked)
+		log_str(&r, "answer", answer, 0);
+	if (s->judged) {
+		log_str(&r, "decision", s->allowed ? "allow" : "deny", 0);
+		log_str(&r, "rule", s->rule, LF_QUOTE);
+	}
+	log_str(&r, "end", reason, LF_QUOTE);
+	log_end(&r);
 }
 
 /* End a session: one log line, then free everything it holds. */

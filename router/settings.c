@@ -25,6 +25,8 @@
 const struct setting settings_table[] = {
 	{ "verbose", 'v', ST_LEVEL, S(log_level), "info", 1, "LEVEL",
 	    "none, critical, error, warning, info, debug, trace" },
+	{ "log-format", 0, ST_LOG_FORMAT, S(log_format), "text", 1,
+	    "text|json", "log lines as text or one JSON object each" },
 	{ "handshake-timeout", 0, ST_DURATION, S(handshake_timeout_ms), "5",
 	    1, "T", "first message deadline" },
 	{ "tls-handshake-timeout", 0, ST_DURATION,
@@ -163,6 +165,7 @@ settings_apply(struct settings *st, const struct setting *s, const char *v,
     char *err, size_t len)
 {
 	enum log_level	 level;
+	enum log_format	 format;
 	int		 rv = 0;
 
 	if (v == NULL && s->type != ST_FLAG) {
@@ -177,6 +180,13 @@ settings_apply(struct settings *st, const struct setting *s, const char *v,
 			return (-1);
 		}
 		*int_field(st, s) = level;
+		break;
+	case ST_LOG_FORMAT:
+		if (log_format_parse(v, &format) == -1) {
+			snprintf(err, len, "give text or json");
+			return (-1);
+		}
+		*int_field(st, s) = format;
 		break;
 	case ST_DURATION:
 	case ST_DURATION_OFF:
@@ -351,5 +361,6 @@ settings_reload(const struct settings *next)
 	}
 	settings = kept;
 	log_set_level(settings.log_level);
+	log_set_format(settings.log_format);
 	return (waiting);
 }

@@ -16,6 +16,7 @@
 
 struct settings {
 	int		 log_level;	/* enum log_level */
+	int		 log_format;	/* enum log_format */
 	int		 handshake_timeout_ms;
 	int		 tls_handshake_timeout_ms;
 	int		 connect_timeout_ms;
@@ -42,6 +43,7 @@ struct settings {
 
 enum setting_type {
 	ST_LEVEL,		/* a log level */
+	ST_LOG_FORMAT,		/* text or json */
 	ST_DURATION,		/* more than 0 ms */
 	ST_DURATION_OFF,	/* 0 for none */
 	ST_BUFFER,		/* the high water mark; low is a quarter */
