@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,9 +34,39 @@
 #include "router/util.h"
 #include "transports/transport.h"
 
+static void	 resume_line(const struct runtime *, enum log_level,
+		    const char *, const char *, ...)
+		    __attribute__((__format__(__printf__, 4, 5)));
 static void	 resume_due(evutil_socket_t, short, void *);
 static void	 resume_send(struct runtime *);
 static void	 resume_end(struct runtime *);
+
+/*
+ * One line of what the router did for a runtime: "runtime pid N (cookie
+ * C)" and the words, or a runtime.resume record with the outcome.
+ */
+static void
+resume_line(const struct runtime *rt, enum log_level level,
+    const char *outcome, const char *fmt, ...)
+{
+	struct log_rec	 r;
+	va_list		 ap;
+	char		 name[96], cookie[33], words[256];
+
+	if (!log_begin(&r, level, "runtime.resume"))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(words, sizeof(words), fmt, ap);
+	va_end(ap);
+	runtime_name(rt, name, sizeof(name));
+	ipc_cookie_hex(rt->advertise.cookie, cookie);
+	log_say(&r, "%s%s", name, words);
+	log_str(&r, "route", rt->route->name, LF_JSON);
+	log_u64(&r, "runtime_pid", rt->advertise.pid, LF_JSON);
+	log_str(&r, "cookie", cookie, LF_JSON);
+	log_str(&r, "outcome", outcome, LF_JSON);
+	log_end(&r);
+}
 
 /* A new runtime record: start its clock, if --resume-after is set. */
 void
@@ -99,15 +130,13 @@ static void
 resume_due(evutil_socket_t fd, short what, void *arg)
 {
 	struct runtime	*rt = arg;
-	char		 name[96];
 
 	(void)fd;
 	(void)what;
-	runtime_name(rt, name, sizeof(name));
 	if (rt->resuming) {
-		log_warning("%s did not answer the router's ResumeRuntime "
-		    "within %.3fs; its connection is closed",
-		    name, settings.handshake_timeout_ms / 1000.0);
+		resume_line(rt, LL_WARNING, "no-answer", " did not answer the "
+		    "router's ResumeRuntime within %.3fs; its connection is "
+		    "closed", settings.handshake_timeout_ms / 1000.0);
 		resume_end(rt);
 		return;
 	}
@@ -116,8 +145,8 @@ resume_due(evutil_socket_t fd, short what, void *arg)
 	if (rt->parked.fd == -1) {
 		/* A tool has its connection: use the next one it parks. */
 		rt->resume_pending = 1;
-		log_debug("%s: no tool resumed it; ResumeRuntime waits for its "
-		    "next connection", name);
+		resume_line(rt, LL_DEBUG, "waiting", ": no tool resumed it; "
+		    "ResumeRuntime waits for its next connection");
 		return;
 	}
 	resume_send(rt);
@@ -129,16 +158,15 @@ resume_send(struct runtime *rt)
 {
 	struct timeval	 tv;
 	uint8_t		 msg[IPC_HEADER_LEN];
-	char		 name[96];
 
-	runtime_name(rt, name, sizeof(name));
 	ipc_request(msg, IPC_SET_PROCESS, IPC_ID_RESUME_RUNTIME);
 	if (evbuffer_add(rt->parked.out, msg, sizeof(msg)) == -1) {
-		log_error("%s: out of memory; not resumed", name);
+		resume_line(rt, LL_ERROR, "error", ": out of memory; not "
+		    "resumed");
 		return;
 	}
-	log_info("%s: no tool resumed it within %.3fs (--resume-after); the "
-	    "router sends ResumeRuntime", name,
+	resume_line(rt, LL_INFO, "sent", ": no tool resumed it within %.3fs "
+	    "(--resume-after); the router sends ResumeRuntime",
 	    settings.resume_after_ms / 1000.0);
 	rt->resuming = 1;
 	rt->resume_len = 0;
@@ -159,14 +187,12 @@ resume_event(struct runtime *rt)
 	uint8_t		 buf[REPLY_PEEK];
 	uint32_t	 hresult;
 	ssize_t		 n;
-	char		 name[96];
 
-	runtime_name(rt, name, sizeof(name));
 	if (evbuffer_get_length(c->out) > 0) {
 		n = c->transport->write_buffer(c, c->out);
 		if (n == IO_ERROR) {
-			log_warning("%s: ResumeRuntime not sent: %s", name,
-			    conn_error(c));
+			resume_line(rt, LL_WARNING, "error", ": ResumeRuntime "
+			    "not sent: %s", conn_error(c));
 			resume_end(rt);
 			return;
 		}
@@ -178,8 +204,8 @@ resume_event(struct runtime *rt)
 	if (n == IO_WANT_READ || n == IO_WANT_WRITE)
 		return;
 	if (n <= 0) {
-		log_warning("%s closed before it answered the router's "
-		    "ResumeRuntime", name);
+		resume_line(rt, LL_WARNING, "closed", " closed before it "
+		    "answered the router's ResumeRuntime");
 		resume_end(rt);
 		return;
 	}
@@ -190,16 +216,17 @@ resume_event(struct runtime *rt)
 	case REPLY_MORE:
 		return;
 	case REPLY_OK:
-		log_info("%s answered the router's ResumeRuntime: ok", name);
+		resume_line(rt, LL_INFO, "ok", " answered the router's "
+		    "ResumeRuntime: ok");
 		rt->resumed = 1;
 		break;
 	case REPLY_ERROR:
-		log_warning("%s answered the router's ResumeRuntime with "
-		    "error 0x%08" PRIx32, name, hresult);
+		resume_line(rt, LL_WARNING, "error", " answered the router's "
+		    "ResumeRuntime with error 0x%08" PRIx32, hresult);
 		break;
 	default:
-		log_warning("%s answered the router's ResumeRuntime with "
-		    "bytes that are no reply", name);
+		resume_line(rt, LL_WARNING, "error", " answered the router's "
+		    "ResumeRuntime with bytes that are no reply");
 		break;
 	}
 	resume_end(rt);

@@ -55,6 +55,28 @@ is "without --resume-after the runtime is still paused" \
 is "without --resume-after the runtime got no ResumeRuntime" \
     "$(resumes c)" 0
 
+# The JSON log says what the router did, as runtime.resume records.
+bg r4 "$DSROUTE" --log-format json --resume-after 1 \
+    "uds:$T/r4-rt.sock,listen" "uds:$T/r4-tool.sock,listen"
+wait_for 10 has_line "$T/r4.err" '"event":"ready"' ||
+    fail "r4 started" "$(cat "$T/r4.err")"
+start_fakert d --connect "$T/r4-rt.sock" --suspend
+check "JSON log: the router resumed the runtime" \
+    wait_for 20 has_line "$T/d.ev" '^resumed$'
+resume_records() {
+	python3 -c '
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    r = json.loads(line)
+    if r["event"] == "runtime.resume":
+        print(r["outcome"], r["runtime_pid"] == int(sys.argv[2]),
+            len(r["cookie"]))' "$T/r4.err" "$(pid_of d)"
+}
+check "JSON log: the answer is logged" wait_for 10 has_line "$T/r4.err" \
+    '"outcome":"ok"'
+is "JSON log: runtime.resume records, sent then ok, naming the runtime" \
+    "$(resume_records | tr '\n' ,)" "sent True 32,ok True 32,"
+
 # A bad duration is refused at start-up with one line.
 "$DSROUTE" --resume-after 1e3 "uds:$T/x.sock" tcp:127.0.0.1:0 \
     >/dev/null 2>"$T/bad.err"
