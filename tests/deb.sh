@@ -27,6 +27,19 @@ man_pages="/usr/share/man/man1/dsroute.1.gz /usr/share/man/man5/dsroute.conf.5.g
 units="dsroute@.service dsroute@.socket"
 example=/usr/share/doc/dsroute/examples/example.conf
 
+# What dev.sh installs to build dsroute, the package builds with: each of
+# build_packages (but the compiler and make, which build-essential brings)
+# is in Build-Depends.
+build_deps=$(awk '/^Build-Depends:/ { f = 1; sub(/^[^:]*:/, ""); print; next }
+    f && /^ / { print; next } { f = 0 }' "$top_srcdir/debian/control" |
+    tr ',' '\n' | sed 's/^ *//; s/[ (<].*//')
+for p in $(sed -n '/^build_packages="/,/"/p' "$top_srcdir/dev.sh" |
+    sed 's/^build_packages=//' | tr -d '"'); do
+	case $p in gcc|make) continue ;; esac
+	check "Build-Depends has $p, which dev.sh builds with" \
+	    sh -c 'printf "%s\n" "$1" | grep -qx "$0"' "$p" "$build_deps"
+done
+
 # The tree as it is, tracked files and new ones that git does not ignore.
 status_before=$(git -C "$top_srcdir" status --porcelain)
 parent_before=$(ls -a "$top_srcdir/..")
@@ -78,7 +91,7 @@ else
 fi
 dpkg --root="$R" -L dsroute >"$T/files" 2>&1
 
-for f in /usr/bin/dsroute $man_pages $example; do
+for f in /usr/bin/dsroute $man_pages $example /etc/dsroute; do
 	check "dpkg -L lists $f" grep -qx "$f" "$T/files"
 done
 for u in $units; do
