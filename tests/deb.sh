@@ -84,7 +84,10 @@ fi
 R=$T/root
 mkdir -p "$R/var/lib/dpkg/info" "$R/var/lib/dpkg/updates"
 : >"$R/var/lib/dpkg/status"
-if dpkg --root="$R" --force-depends -i "$deb" >"$T/dpkg.out" 2>&1; then
+# The maintainer scripts run here, not chrooted into the empty root, with
+# DPKG_ROOT naming it, which debhelper's snippets honour.
+if dpkg --root="$R" --force-depends --force-script-chrootless -i "$deb" \
+    >"$T/dpkg.out" 2>&1; then
 	pass "dpkg installs it"
 else
 	fail "dpkg installs it" "$(cat "$T/dpkg.out")"
@@ -98,6 +101,8 @@ for u in $units; do
 	check "dpkg -L lists the unit $u" \
 	    grep -Eqx "(/usr)?/lib/systemd/system/$u" "$T/files"
 done
+check "the package makes the user the unit runs as" \
+    grep -q '^dsroute:x:[0-9]*:[0-9]*:.*:/usr/sbin/nologin$' "$R/etc/passwd"
 # Why not: debian/rules.
 check "no /usr/bin/dotnet-dsrouter" \
     sh -c '! grep -q dotnet-dsrouter "$0"' "$T/files"
