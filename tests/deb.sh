@@ -6,12 +6,13 @@
 # never next to the repository), lintian finds no error in it, and dpkg
 # installs it into a root of its own with an empty database, where the
 # program runs and the man pages render.  Installed there, not into /,
-# so that the machine running the suite keeps no package and no unit; the
-# dependencies are resolved against this machine by apt-get --simulate.
+# so that the machine running the suite keeps no package, unit or user,
+# even when the test stops half-way; the dependencies are resolved
+# against this machine by apt-get --simulate.
 #
 # Not in TESTS: ./dev.sh test runs it once, after the suite (make check
-# TESTS=tests/deb.sh).  A package build is a minute of work that needs the
-# git tree, which a release tarball is not.
+# TESTS=tests/deb.sh).  It builds the package from the git tree, which a
+# release tarball is not, and builds dsroute once more.
 
 . "$top_srcdir/tests/lib/lib.sh"
 
@@ -47,8 +48,7 @@ mkdir "$T/dsroute"
 (cd "$top_srcdir" && git ls-files -z -co --exclude-standard) |
     (cd "$top_srcdir" && tar -cf - --null -T -) | tar -xf - -C "$T/dsroute"
 
-# The quick tests of debian/rules run; the suite's own build directory is
-# not the package's.
+# debian/rules runs its quick tests in the package's own build.
 if (cd "$T/dsroute" && DEB_BUILD_OPTIONS="parallel=$(nproc)" \
     dpkg-buildpackage -us -uc -b) >"$T/build.out" 2>&1; then
 	pass "dpkg-buildpackage -us -uc -b builds the package"
