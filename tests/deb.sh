@@ -85,9 +85,12 @@ R=$T/root
 mkdir -p "$R/var/lib/dpkg/info" "$R/var/lib/dpkg/updates"
 : >"$R/var/lib/dpkg/status"
 # The maintainer scripts run here, not chrooted into the empty root, with
-# DPKG_ROOT naming it, which debhelper's snippets honour.
-if dpkg --root="$R" --force-depends --force-script-chrootless -i "$deb" \
-    >"$T/dpkg.out" 2>&1; then
+# DPKG_ROOT naming it, which debhelper's snippets honour.  Not as root,
+# fakeroot lets dpkg give the files their owners.
+asroot=""
+[ "$(id -u)" -eq 0 ] || asroot=fakeroot
+if $asroot dpkg --root="$R" --force-not-root --force-depends \
+    --force-script-chrootless -i "$deb" >"$T/dpkg.out" 2>&1; then
 	pass "dpkg installs it"
 else
 	fail "dpkg installs it" "$(cat "$T/dpkg.out")"
