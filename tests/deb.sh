@@ -27,6 +27,8 @@ git -C "$top_srcdir" rev-parse --git-dir >/dev/null 2>&1 ||
 man_pages="/usr/share/man/man1/dsroute.1.gz /usr/share/man/man5/dsroute.conf.5.gz"
 units="dsroute@.service dsroute@.socket"
 example=/usr/share/doc/dsroute/examples/example.conf
+# dh_compress compresses the larger documents.
+docs="/usr/share/doc/dsroute/README.md /usr/share/doc/dsroute/README.systemd.md"
 
 # What dev.sh installs to build dsroute, the package builds with: each of
 # build_packages (but the compiler and make, which build-essential brings)
@@ -99,6 +101,9 @@ dpkg --root="$R" -L dsroute >"$T/files" 2>&1
 
 for f in /usr/bin/dsroute $man_pages $example /etc/dsroute; do
 	check "dpkg -L lists $f" grep -qx "$f" "$T/files"
+done
+for f in $docs; do
+	check "dpkg -L lists $f" grep -Eqx "$f(\.gz)?" "$T/files"
 done
 for u in $units; do
 	check "dpkg -L lists the unit $u" \
