@@ -128,6 +128,19 @@ for m in $man_pages; do
 	fi
 done
 
+# Purged, it leaves only what dpkg does not own: the user, the lock of
+# the user database, and dpkg's own files.
+if $asroot dpkg --root="$R" --force-not-root --force-script-chrootless \
+    -P dsroute >"$T/purge.out" 2>&1; then
+	is "dpkg purges it, and no file of it is left" \
+	    "$(cd "$R" && find . ! -type d ! -path './var/lib/dpkg/*' \
+	    ! -path './etc/passwd*' ! -path './etc/group*' \
+	    ! -path './etc/shadow*' ! -path './etc/gshadow*' \
+	    ! -path './etc/.pwd.lock' | sort)" ""
+else
+	fail "dpkg purges it, and no file of it is left" "$(cat "$T/purge.out")"
+fi
+
 is "the repository is as it was" \
     "$(git -C "$top_srcdir" status --porcelain)" "$status_before"
 is "nothing was written next to the repository" \
