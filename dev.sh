@@ -5,7 +5,9 @@
 #
 #	./dev.sh run	build dsroute and start it on sensible defaults
 #	./dev.sh test	build it with every check on and run the whole test suite,
-#			then build it with mbed TLS and run the TLS tests again
+#			then build it with mbed TLS and run the TLS tests again,
+#			then the main scenarios under valgrind, the fuzzers,
+#			make distcheck and the Debian package (tests/deb.sh)
 #	./dev.sh static	build a static, stripped dsroute with mbed TLS for an
 #			empty root (the container image); its path is the last
 #			line printed
@@ -20,7 +22,8 @@ top=$(pwd)
 build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev
     libinih-dev"
 test_packages="$build_packages libmbedtls-dev openssl mandoc socat procps psmisc
-    util-linux valgrind iproute2 file nodejs python3"
+    util-linux valgrind iproute2 file nodejs python3
+    build-essential debhelper dpkg-dev lintian fakeroot git"
 # glibc static with mbed TLS: these ship the .a files; OpenSSL static would
 # make a binary of 5 MiB, mbed TLS one of 1.8 MiB.
 static_packages="gcc make autoconf automake pkg-config libevent-dev
@@ -80,8 +83,8 @@ valgrind_pass() {
 valgrind_tests="tests/startup.sh tests/modes.sh tests/commands.sh tests/chain.sh
 	tests/badinput.sh tests/isolation.sh tests/teardown.sh tests/faults.sh"
 
-# Configure (once) and build in build/$1 with the remaining configure flags.
-build() {
+# Configure build/$1 (once) with the remaining configure flags.
+configure_in() {
 	dir=build/$1
 	shift
 	mkdir -p build
@@ -91,7 +94,57 @@ build() {
 	if [ ! -f "$dir/Makefile" ] || [ "$dir/config.status" -ot configure ]; then
 		(cd "$dir" && "$top/configure" -q "$@")
 	fi
+}
+
+# Configure (once) and build in build/$1 with the remaining configure flags.
+build() {
+	configure_in "$@"
 	make -s -C "$dir" -j"$(nproc)"
+}
+
+# The release tarball, built and tested out of tree by make distcheck in
+# build/dist: the whole suite again, as a user of the tarball builds it
+# (no sanitizers, the default -O2), from a read-only source tree.
+distcheck_pass() {
+	configure_in dist
+	# A failed run leaves its read-only directory behind.
+	for d in build/dist/dsroute-*/; do
+		[ -d "$d" ] || continue
+		chmod -R u+w "$d"
+		rm -rf "$d"
+	done
+	rm -f build/dist/dsroute-*.tar.*
+	make -s -C build/dist -j"$(nproc)" distcheck \
+	    DISTCHECK_CONFIGURE_FLAGS=--enable-werror \
+	    >build/dist/distcheck.out 2>&1
+}
+
+# Files git tracks that the tarball leaves out on purpose: shell patterns.
+# The Debian package is built from the git tree (its source format is
+# native), so debian/ and its copyright file describe that tree, not the
+# tarball with its generated autotools files.
+dist_left_out=".ci/* .gitignore */.gitignore bench/results/*.txt debian/*"
+
+# Fail if a file git tracks is neither in the tarball nor in dist_left_out:
+# it was not added to EXTRA_DIST (Makefile.am).
+dist_complete() {
+	set -- build/dist/dsroute-*.tar.xz
+	[ -f "$1" ] || { echo "dev.sh: no tarball in build/dist"; return 1; }
+	tar -tJf "$1" | sed 's|^[^/]*/||' | sort >build/dist/tarball.list
+	set -f
+	missing=$(git ls-files | sort | comm -23 - build/dist/tarball.list |
+	    while read -r f; do
+		for p in $dist_left_out; do
+			case $f in $p) continue 2 ;; esac
+		done
+		echo "$f"
+	done)
+	set +f
+	[ -z "$missing" ] && return 0
+	echo "dev.sh: in git but not in the tarball (add them to EXTRA_DIST" \
+	    "in Makefile.am, or to dist_left_out in dev.sh):"
+	echo "$missing" | sed 's/^/	/'
+	return 1
 }
 
 # The mbed TLS build must stand without OpenSSL's development files: it is
@@ -154,10 +207,20 @@ install_npm() {
 	command -v npm >/dev/null 2>&1 || install_missing npm
 }
 
+# The Debian package: built, checked by lintian, installed into a root of
+# its own (tests/deb.sh), with the test build's environment.
+deb_pass() {
+	make -s -C build/test check TESTS=tests/deb.sh \
+	    TEST_SUITE_LOG=tests/deb-suite.log >build/test/deb.out 2>&1
+}
+
 # Print "N passed, N failed[, N skipped]" from the automake results
-# under the directories given.
+# under the directories given.  The suite that distcheck runs inside its
+# unpacked tarball (left there when it fails) counts as one result,
+# build/dist/distcheck.trs.
 summarize() {
-	find "$@" -name '*.trs' -exec cat {} + | awk '
+	find "$@" -path '*/_build' -prune -o -name '*.trs' -exec cat {} + |
+	    awk '
 	    /^:test-result: (PASS|XFAIL)/ { pass++ }
 	    /^:test-result: (FAIL|ERROR|XPASS)/ { fail++ }
 	    /^:test-result: SKIP/ { skip++ }
@@ -232,6 +295,34 @@ test)
 	fi
 	grep -E '^(FAIL|ERROR|XPASS):' build/valgrind/check.out || true
 	fuzz || status=1
+	if distcheck_pass; then
+		result=PASS
+	else
+		result=FAIL
+		status=1
+		grep -E '^(FAIL|ERROR|XPASS):' build/dist/distcheck.out |
+		    sed 's/^/distcheck /' || true
+		echo "dev.sh: make distcheck failed; its log is" \
+		    "build/dist/distcheck.out"
+	fi
+	printf ':test-result: %s\n' $result >build/dist/distcheck.trs
+	if ! command -v git >/dev/null ||
+	    ! git rev-parse --git-dir >/dev/null 2>&1; then
+		echo "dev.sh: not a git checkout; the tarball's contents" \
+		    "were not compared with git"
+		result=SKIP
+	elif dist_complete; then
+		result=PASS
+	else
+		result=FAIL
+		status=1
+	fi
+	printf ':test-result: %s\n' $result >build/dist/dist-complete.trs
+	if ! deb_pass; then
+		status=1
+		echo "dev.sh: Debian package failures; log build/test/tests/deb.log"
+	fi
+	grep -E '^(FAIL|ERROR|XPASS|SKIP):' build/test/deb.out || true
 	summarize build
 	exit $status
 	;;
