@@ -40,6 +40,7 @@ static struct event	*log_ev;	/* log_fd writable, once attached */
 static char		*queue;		/* LOG_QUEUE, and room for a line */
 static size_t		 qoff, qlen;	/* waiting: queue[qoff, qlen) */
 static unsigned long	 dropped;	/* lines since the queue filled */
+static unsigned long	 dropped_told;	/* ... and before, said in a line */
 
 static void	 log_vmsg(enum log_level, const char *, va_list)
 		    __attribute__((__format__(__printf__, 2, 0)));
@@ -160,6 +161,7 @@ log_drain(void)
 		qoff = qlen = 0;
 		if ((lost = dropped) > 0) {
 			/* Into the empty queue, or out at once. */
+			dropped_told += lost;
 			dropped = 0;
 			log_warning("%lu log lines dropped: standard error did "
 			    "not take them", lost);
@@ -337,4 +339,11 @@ log_throttle_pass(struct log_throttle *t, const char *what)
 	t->last = now;
 	t->held = 0;
 	return (1);
+}
+
+/* Every line dropped since start-up: the metric. */
+unsigned long
+log_dropped_total(void)
+{
+	return (dropped_told + dropped);
 }

@@ -49,6 +49,7 @@ void		 fatalx(const char *, ...)
 		    __attribute__((__format__(__printf__, 1, 2))) __dead;
 void		 log_escape(char *, size_t, const char *, size_t);
 int		 log_throttle_pass(struct log_throttle *, const char *);
+unsigned long	 log_dropped_total(void);
 
 #define log_critical(...)	log_msg(LL_CRITICAL, __VA_ARGS__)
 #define log_error(...)		log_msg(LL_ERROR, __VA_ARGS__)

@@ -38,6 +38,7 @@
 #include "router/engine.h"
 #include "router/ipc.h"
 #include "router/log.h"
+#include "router/metrics.h"
 #include "router/settings.h"
 #include "router/util.h"
 #include "transports/transport.h"
@@ -896,6 +897,8 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 	case S_CLASSIFY:
 		c = s->conn[SIDE_LOCAL].fd != -1 ? &s->conn[SIDE_LOCAL] :
 		    &s->conn[SIDE_REMOTE];
+		if (c->handshaking && !c->transport->plain)
+			metrics.tls_failures++;
 		if (c->handshaking)
 			snprintf(reason, sizeof(reason), "%s handshake not "
 			    "complete within %.1fs", c->transport->name,
@@ -965,6 +968,7 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 		snprintf(reason, sizeof(reason), "%s", end_reason(s));
 		break;
 	}
+	s->timed_out = 1;
 	session_close(s, reason);
 }
 
@@ -1057,6 +1061,40 @@ end_line(struct session *s, const char *reason)
 	    answer, decision, reason);
 }
 
+/* How a session ended, for the outcome label of /metrics. */
+static enum metrics_outcome
+outcome(const struct session *s, const char *reason)
+{
+	if (strncmp(reason, "refused", 7) == 0)
+		return (MO_REFUSED);
+	if (s->judged && !s->allowed)
+		return (MO_DENIED);
+	if (s->state == S_HOLD)
+		return (MO_REFUSED);
+	if (s->timed_out)
+		return (MO_TIMEOUT);
+	if (strcmp(reason, "runtime connection parked") == 0)
+		return (MO_PARKED);
+	if (s->state == S_PUMP)
+		return (MO_COMPLETED);
+	return (MO_ERROR);
+}
+
+/* Add an ending session to the counters: once, so no per-byte work. */
+static void
+count_session(const struct session *s, const char *reason)
+{
+	const struct conn	*tool, *rt;
+
+	metrics.sessions[s->route->mode][outcome(s, reason)]++;
+	if (s->tool_side == -1)
+		return;
+	tool = &s->conn[s->tool_side];
+	rt = &s->conn[OTHER_SIDE(s->tool_side)];
+	metrics.bytes_to_runtime += rt->nwritten;
+	metrics.bytes_to_tool += tool->nwritten;
+}
+
 /* End a session: one log line, then free everything it holds. */
 void
 session_close(struct session *s, const char *reason)
@@ -1064,6 +1102,7 @@ session_close(struct session *s, const char *reason)
 	struct route	*r = s->route;
 
 	end_line(s, reason);
+	count_session(s, reason);
 	if (s->waiting)
 		TAILQ_REMOVE(&r->waiting, s, wait_entry);
 	if (r->offer == s) {
