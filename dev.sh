@@ -17,7 +17,7 @@ top=$(pwd)
 build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev
     libinih-dev"
 test_packages="$build_packages libmbedtls-dev openssl mandoc socat procps psmisc
-    util-linux valgrind iproute2"
+    util-linux valgrind iproute2 curl python3-prometheus-client"
 
 # Install whichever of the named packages are missing.
 install_missing() {
@@ -94,7 +94,7 @@ build() {
 nossl_pc=$top/build/pc-no-openssl
 hide_openssl() {
 	mkdir -p "$nossl_pc"
-	for m in libevent_core inih; do
+	for m in libevent_core libevent_extra inih; do
 		d=$(pkg-config --variable=pcfiledir "$m")
 		ln -sf "$d/$m.pc" "$nossl_pc/$m.pc"
 	done
