@@ -23,6 +23,7 @@ int		 daemon_run(const struct frontend *);
 void		 daemon_shutdown(void);
 
 /* metrics_http.c: --metrics, served from the daemon's loop. */
+int		 metrics_http_check(char *, size_t);
 int		 metrics_http_start(char *, size_t);
 void		 metrics_http_describe(void);
 int		 metrics_http_fds(void);

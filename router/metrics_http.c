@@ -367,7 +367,10 @@ accept_error_cb(struct evconnlistener *l, void *arg)
 	evtimer_add(pause_ev, &tv);
 }
 
-/* The endpoint spec of --metrics: a bare port is loopback, tcp: implied. */
+/*
+ * The endpoint spec of --metrics: a bare port is loopback; with no
+ * transport's prefix, tcp: is implied.
+ */
 static int
 metrics_spec(const char *v, char *buf, size_t len)
 {
@@ -375,9 +378,60 @@ metrics_spec(const char *v, char *buf, size_t len)
 
 	if (n > 0 && v[n] == '\0')
 		return (snprintf(buf, len, "tcp:127.0.0.1:%s,listen", v));
-	if (strncmp(v, "tcp:", 4) == 0 || strncmp(v, "tls:", 4) == 0)
+	if (transport_find(v, &n) != NULL)
 		return (snprintf(buf, len, "%s,listen", v));
 	return (snprintf(buf, len, "tcp:%s,listen", v));
+}
+
+/*
+ * Parse --metrics into e and check what parsing can: the transport, no
+ * route options, TLS where the build can serve it.  Return -1 with a
+ * one-line reason in err, e cleared.
+ */
+static int
+metrics_parse(struct endpoint *e, char *err, size_t len)
+{
+	char	 spec[300], why[256] = "too long";
+
+	if ((size_t)metrics_spec(settings.metrics, spec, sizeof(spec)) >=
+	    sizeof(spec) || endpoint_parse(spec, e, why, sizeof(why)) == -1) {
+		snprintf(err, len, "--metrics %s: %s", settings.metrics,
+		    why);
+		return (-1);
+	}
+	if (strcmp(e->transport->name, "tls") != 0 &&
+	    strcmp(e->transport->name, "tcp") != 0)
+		snprintf(err, len, "--metrics %s: give tcp:HOST:PORT, "
+		    "tls:HOST:PORT,... or a port", settings.metrics);
+	else if (e->policy != NULL)
+		snprintf(err, len, "--metrics %s: access control options are "
+		    "for routes; metrics take the tls: options only",
+		    settings.metrics);
+	else if (strcmp(e->transport->name, "tls") == 0 &&
+	    !tls_server_bufferevents())
+		snprintf(err, len, "--metrics %s: this dsroute is built with "
+		    "%s, and libevent 2.1 serves HTTPS only with OpenSSL; "
+		    "serve tcp: on loopback, or build with OpenSSL",
+		    settings.metrics, tls_library());
+	else
+		return (0);
+	endpoint_clear(e);
+	return (-1);
+}
+
+/* -n: check --metrics as far as it can be without opening it. */
+int
+metrics_http_check(char *err, size_t len)
+{
+	struct endpoint	 e;
+
+	if (settings.metrics[0] == '\0')
+		return (0);
+	memset(&e, 0, sizeof(e));
+	if (metrics_parse(&e, err, len) == -1)
+		return (-1);
+	endpoint_clear(&e);
+	return (0);
 }
 
 /*
@@ -388,37 +442,15 @@ int
 metrics_http_start(char *err, size_t len)
 {
 	struct evhttp_bound_socket	*bound;
-	char				 spec[300], why[256];
+	char				 why[256];
 	int				 fd;
 
 	if (settings.metrics[0] == '\0')
 		return (0);
-	if ((size_t)metrics_spec(settings.metrics, spec, sizeof(spec)) >=
-	    sizeof(spec) || endpoint_parse(spec, &ep, why, sizeof(why)) == -1) {
-		snprintf(err, len, "--metrics %s: %s", settings.metrics,
-		    why);
+	if (metrics_parse(&ep, err, len) == -1)
 		return (-1);
-	}
 	have_ep = 1;
 	tls = strcmp(ep.transport->name, "tls") == 0;
-	if (!tls && strcmp(ep.transport->name, "tcp") != 0) {
-		snprintf(err, len, "--metrics %s: give tcp:HOST:PORT, "
-		    "tls:HOST:PORT,... or a port", settings.metrics);
-		return (-1);
-	}
-	if (ep.policy != NULL) {
-		snprintf(err, len, "--metrics %s: access control options are "
-		    "for routes; metrics take the tls: options only",
-		    settings.metrics);
-		return (-1);
-	}
-	if (tls && !tls_server_bufferevents()) {
-		snprintf(err, len, "--metrics %s: this dsroute is built with "
-		    "%s, and libevent 2.1 serves HTTPS only with OpenSSL; "
-		    "serve tcp: on loopback, or build with OpenSSL",
-		    settings.metrics, tls_library());
-		return (-1);
-	}
 	if (ep.transport->resolve != NULL &&
 	    ep.transport->resolve(&ep, why, sizeof(why)) == -1)
 		goto fail;

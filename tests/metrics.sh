@@ -343,6 +343,10 @@ refused "a bad metrics address is one clear line" '^.*--metrics udp:1' \
 refused "route options are not metrics options" \
     'access control options are for routes' \
     --metrics tcp:127.0.0.1:0,policy=full "uds:$T/x.sock" tcp:127.0.0.1:0
+refused "-n checks the metrics address too" '^--metrics uds:/m: give tcp' \
+    -n --metrics uds:/m "uds:$T/x.sock" tcp:127.0.0.1:0
+is "-n: a good metrics address is OK" "$("$DSROUTE" -n --metrics 9090 \
+    "uds:$T/x.sock" tcp:127.0.0.1:0 2>&1)" "configuration OK"
 
 # TLS.
 . "$top_srcdir/tests/lib/tls.sh"
