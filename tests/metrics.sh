@@ -352,6 +352,25 @@ is "-n: a good metrics address is OK" "$("$DSROUTE" -n --metrics 9090 \
 . "$top_srcdir/tests/lib/tls.sh"
 make_base_certs
 tlsm="tls:127.0.0.1:0,$(cert localhost),ca=$C/ca.pem"
+# TLS handshakes of sessions, in either build: one with a client
+# certificate, one without, which the listener requires.
+start_fakert rt4 --listen "$T/h-rt.sock"
+start_dsroute h --metrics 0 "uds:$T/h-rt.sock" \
+    "tls:127.0.0.1:0,$(cert localhost),ca=$C/ca.pem"
+URL=http://127.0.0.1:$(metrics_port h)/metrics
+hport=$(port_of h remote)
+sclient good "$hport" -cert "$C/client1.pem" -key "$C/client1.key"
+like "a TLS client with a certificate gets its ProcessInfo" \
+    "$(od -c "$T/good.out" | head -n 1)" 'D   O   T   N   E   T'
+sclient bad "$hport"
+handshakes_are() {
+	scrape h1 && [ "$(value "$T/h1.prom" dsroute_tls_handshakes_total{}):$(value \
+	    "$T/h1.prom" dsroute_tls_handshake_failures_total{})" = "$1" ]
+}
+check "TLS handshakes: one completed, one failed" wait_for 10 handshakes_are 1:1
+stop_dsroute h
+stop rt4
+
 if grep -q '^dsroute_build_info{tls="mbedtls"' "$T/m0.prom"; then
 	refused "mbed TLS build: --metrics tls: refused in one line" \
 	    'mbed TLS.*libevent 2.1 serves HTTPS only with OpenSSL' \
