@@ -275,8 +275,8 @@ reply(struct evhttp_request *req, int code, const char *reason,
 
 	evhttp_add_header(h, "Content-Type", type);
 	evhttp_add_header(h, "Cache-Control", "no-store");
+	answered(req);		/* before the reply, which may free req */
 	evhttp_send_reply(req, code, reason, body);
-	answered(req);
 }
 
 static void
