@@ -1080,12 +1080,18 @@ outcome(const struct session *s, const char *reason)
 	return (MO_ERROR);
 }
 
-/* Add an ending session to the counters: once, so no per-byte work. */
+/*
+ * Add an ending session to the counters: once, so no per-byte work.  A
+ * client-client offer no tool took up is the router's own attempt, made
+ * again and again while no tool listens: not a session to count.
+ */
 static void
 count_session(const struct session *s, const char *reason)
 {
 	const struct conn	*tool, *rt;
 
+	if (s->offer && !s->judged)
+		return;
 	metrics.sessions[s->route->mode][outcome(s, reason)]++;
 	if (s->tool_side == -1)
 		return;

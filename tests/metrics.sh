@@ -148,6 +148,24 @@ check "a reload of a broken file counts as failed" wait_for 10 reloads_are 1:1
 stop_dsroute r
 URL=http://127.0.0.1:$mport/metrics
 
+# client-client with no tool listening: the router's offers, made again
+# and again, are not sessions to count.
+start_fakert rt5 --listen "$T/cc-rt.sock"
+start_dsroute c -v debug --connect-timeout 0.3 --metrics 0 \
+    "uds:$T/cc-rt.sock" \
+    tcp:127.0.0.1:1,connect,peer=tool
+wait_for 20 eval "[ \$(count_lines \"$T/c.err\" '^dbug: session [0-9]+: route=') -ge 3 ]"
+check "client-client: offers were made and failed" \
+    test "$(count_lines "$T/c.err" '^dbug: session [0-9]+: route=')" -ge 3
+URL=http://127.0.0.1:$(metrics_port c)/metrics
+scrape c1
+is "client-client: failed offers count as no session" \
+    "$(grep '^dsroute_sessions_total{mode="client-client"' "$T/c1.prom" |
+    sed 's/.* //' | sort -u)" 0
+stop_dsroute c
+stop rt5
+URL=http://127.0.0.1:$mport/metrics
+
 # Health.
 is "/healthz: 200 ok" "$(status "http://127.0.0.1:$mport/healthz"):$(cat \
     "$T/body")" "200:ok"
