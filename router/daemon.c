@@ -97,15 +97,17 @@ daemon_shutdown(void)
 static void
 reload(void)
 {
-	int	 front = 0, tr;
+	int	 front = 0, tr, m;
 
 	if (frontend->reload != NULL)
 		front = frontend->reload();
-	if ((tr = route_reload_transports()) == 0 && !front)
+	tr = route_reload_transports();
+	m = metrics_http_reload();
+	if (tr == 0 && !front && !m)
 		log_info("nothing to reload: no configuration file and no "
 		    "endpoint with credentials");
 	else
-		metrics.reloads[front != -1 && tr != -1]++;
+		metrics.reloads[front != -1 && tr != -1 && m != -1]++;
 }
 
 /* Route libevent's own messages into our log. */

@@ -25,6 +25,7 @@ void		 daemon_shutdown(void);
 /* metrics_http.c: --metrics, served from the daemon's loop. */
 int		 metrics_http_check(char *, size_t);
 int		 metrics_http_start(char *, size_t);
+int		 metrics_http_reload(void);
 void		 metrics_http_describe(void);
 int		 metrics_http_fds(void);
 void		 metrics_http_stop(void);

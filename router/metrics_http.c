@@ -508,6 +508,29 @@ fail:
 	return (-1);
 }
 
+/*
+ * SIGHUP: a metrics endpoint over tls: loads its certificate, key and CA
+ * files again, for the connections that come next; on failure it keeps
+ * what it has.  Return 1 if it reloaded, 0 if it has nothing to, -1.
+ */
+int
+metrics_http_reload(void)
+{
+	char	 err[512];
+	void	*fresh;
+
+	if (http == NULL || !tls || ep.transport->reload == NULL)
+		return (0);
+	if ((fresh = ep.transport->reload(&ep, err, sizeof(err))) == NULL) {
+		log_error("reload: --metrics %s: %s; keeping its current "
+		    "certificates", ep.name, err);
+		return (-1);
+	}
+	ep.transport->reload_commit(&ep, fresh);
+	log_info("reload: new certificates for --metrics %s", ep.name);
+	return (1);
+}
+
 /* The start-up line. */
 void
 metrics_http_describe(void)

@@ -415,6 +415,34 @@ else
 	rc=$?
 	is "TLS: plaintext HTTP to it gets no metrics" \
 	    "$([ "$code" != 200 ] && [ $rc -ne 7 ] && echo none)" none
+	# SIGHUP: a new certificate for the connections that follow; a
+	# broken one keeps the current.
+	served_fp() {
+		openssl s_client -connect "127.0.0.1:$tport" \
+		    -cert "$C/client1.pem" -key "$C/client1.key" </dev/null \
+		    2>/dev/null | openssl x509 -noout -fingerprint -sha256
+	}
+	fp1=$(served_fp)
+	mkcert server localhost dns:localhost ip:127.0.0.1
+	kill -HUP "$(pid_of t)"
+	check "TLS: SIGHUP reloads the metrics certificate" wait_for 10 \
+	    has_line "$T/t.err" '^info: reload: new certificates for --metrics'
+	fp2=$(served_fp)
+	check "TLS: the new certificate is served ($fp2)" \
+	    test -n "$fp2" -a "$fp1" != "$fp2"
+	echo broken >"$C/localhost.pem"
+	kill -HUP "$(pid_of t)"
+	check "TLS: a broken certificate is refused in one line" wait_for 10 \
+	    has_line "$T/t.err" '^fail: reload: --metrics .*keeping its current'
+	is "TLS: ... and the current one is still served" "$(served_fp)" "$fp2"
+	if scrape tl2 "$C/ca.pem" "$C/client1.pem" "$C/client1.key"; then
+		is "TLS: reloads counted, one ok and one failed" \
+		    "$(value "$T/tl2.prom" 'dsroute_reloads_total{result="ok"}'):$(value \
+		    "$T/tl2.prom" 'dsroute_reloads_total{result="failed"}')" 1:1
+	else
+		fail "TLS: reloads counted, one ok and one failed" \
+		    "$(cat "$T/tl2.scrape.err")"
+	fi
 	check "TLS: the router is alive" alive t
 	stop_dsroute t
 fi
