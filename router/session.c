@@ -927,6 +927,8 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 			(void)session_conn_failed(c, "connect");
 			return;
 		}
+		if (c->handshaking && !c->transport->plain)
+			metrics.tls_failures++;
 		if (c->handshaking)
 			snprintf(reason, sizeof(reason), "handshake with %s "
 			    "timed out", c->endpoint->name);
