@@ -23,7 +23,8 @@ build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev
     libinih-dev"
 test_packages="$build_packages libmbedtls-dev openssl mandoc socat procps psmisc
     util-linux valgrind iproute2 file nodejs python3
-    build-essential debhelper dpkg-dev lintian fakeroot git"
+    build-essential debhelper dpkg-dev lintian fakeroot git curl
+    python3-prometheus-client"
 # glibc static with mbed TLS: these ship the .a files; OpenSSL static would
 # make a binary of 5 MiB, mbed TLS one of 1.8 MiB.
 static_packages="gcc make autoconf automake pkg-config libevent-dev
@@ -154,7 +155,7 @@ dist_complete() {
 nossl_pc=$top/build/pc-no-openssl
 hide_openssl() {
 	mkdir -p "$nossl_pc"
-	for m in libevent_core inih; do
+	for m in libevent_core libevent_extra inih; do
 		d=$(pkg-config --variable=pcfiledir "$m")
 		ln -sf "$d/$m.pc" "$nossl_pc/$m.pc"
 	done

@@ -194,7 +194,7 @@ cli_reload(void)
 			log_end(&r);
 		}
 		config_free(&cfg);
-		return (1);
+		return (-1);
 	}
 	waiting = config_apply(&cfg);
 	waiting += settings_reload(&st);
@@ -302,6 +302,10 @@ cli_frontend(int argc, char *argv[])
 		TAILQ_INSERT_TAIL(&routes, r, entry);
 	}
 	if (check) {
+		if (metrics_http_check(err, sizeof(err)) == -1) {
+			fprintf(stderr, "%s\n", err);
+			exit(1);
+		}
 		while ((r = TAILQ_FIRST(&routes)) != NULL) {
 			TAILQ_REMOVE(&routes, r, entry);
 			route_free(r);

@@ -25,6 +25,7 @@
 #include "router/engine.h"
 #include "router/identity.h"
 #include "router/log.h"
+#include "router/metrics.h"
 #include "transports/transport.h"
 
 static void	 conn_event(evutil_socket_t, short, void *);
@@ -281,14 +282,19 @@ conn_handshake(struct conn *c)
 	rv = c->transport->handshake(c);
 	if (rv == 0) {
 		c->handshaking = 0;
+		if (!c->transport->plain)
+			metrics.tls_handshakes++;
 		return (session_conn_ready(c));
 	}
 	if (rv == IO_WANT_READ)
 		c->wwant_read = 1;
 	else if (rv == IO_WANT_WRITE)
 		c->rwant_write = 1;
-	else
+	else {
+		if (!c->transport->plain)
+			metrics.tls_failures++;
 		return (session_conn_failed(c, "handshake"));
+	}
 	conn_update(c);
 	return (0);
 }

@@ -22,6 +22,7 @@
 #include "router/daemon.h"
 #include "router/engine.h"
 #include "router/log.h"
+#include "router/metrics.h"
 #include "router/settings.h"
 #include "router/util.h"
 
@@ -96,13 +97,17 @@ daemon_shutdown(void)
 static void
 reload(void)
 {
-	int	 front = 0;
+	int	 front = 0, tr, m;
 
 	if (frontend->reload != NULL)
 		front = frontend->reload();
-	if (route_reload_transports() == 0 && !front)
+	tr = route_reload_transports();
+	m = metrics_http_reload();
+	if (tr == 0 && !front && !m)
 		log_info("nothing to reload: no configuration file and no "
 		    "endpoint with credentials");
+	else
+		metrics.reloads[front != -1 && tr != -1 && m != -1]++;
 }
 
 /* Route libevent's own messages into our log. */
@@ -189,6 +194,8 @@ daemon_run(const struct frontend *fe)
 		if (route_start(r, err, sizeof(err)) == -1)
 			start_failed(err);
 	}
+	if (metrics_http_start(err, sizeof(err)) == -1)
+		start_failed(err);
 	/* Every listener is bound and every key read: drop privileges. */
 	if (platform_drop(settings.user, settings.group,
 	    settings.allow_core_dumps, err, sizeof(err)) == -1)
@@ -203,6 +210,8 @@ daemon_run(const struct frontend *fe)
 	}
 	TAILQ_FOREACH(r, &routes, entry)
 		route_describe(r);
+	metrics_http_describe();
+	limit_reserve(metrics_http_fds());
 	limit_budget();
 	if (fe->start != NULL)
 		fe->start();
@@ -219,6 +228,7 @@ daemon_run(const struct frontend *fe)
 	 */
 	platform_block_signals(signals, sizeof(signals) / sizeof(signals[0]));
 	session_close_all("router stopped");
+	metrics_http_stop();
 	while ((r = TAILQ_FIRST(&routes)) != NULL) {
 		TAILQ_REMOVE(&routes, r, entry);
 		route_free(r);

@@ -14,11 +14,20 @@ struct frontend {
 	const char	*name;
 	void		(*start)(void);		/* the routes listen */
 	void		(*stop)(void);		/* the loop ended: undo start */
-	int		(*reload)(void);	/* SIGHUP; 1 if it reloaded */
+	int		(*reload)(void);	/* SIGHUP; 1 if it reloaded,
+						   -1 if that failed */
 	int		(*status)(int);		/* the exit status, given ours */
 };
 
 int		 daemon_run(const struct frontend *);
 void		 daemon_shutdown(void);
+
+/* metrics_http.c: --metrics, served from the daemon's loop. */
+int		 metrics_http_check(char *, size_t);
+int		 metrics_http_start(char *, size_t);
+int		 metrics_http_reload(void);
+void		 metrics_http_describe(void);
+int		 metrics_http_fds(void);
+void		 metrics_http_stop(void);
 
 #endif /* DAEMON_H */

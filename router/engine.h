@@ -120,6 +120,7 @@ struct session {
 	int			 offer;		/* a client-client offer */
 	int			 quiet;		/* end at debug level, not info */
 	int			 runtime_ended_first;
+	int			 timed_out;	/* a deadline ended it */
 	const char		*deny_reason;
 	char			*end_reason;	/* a hold's or a deny's, made */
 	int			 judged;	/* the first command was judged */
@@ -299,6 +300,7 @@ void		 limit_release(struct conn *);
 void		 limit_peer_key(const struct conn *, struct peer_key *);
 void		 limit_peer_name(const struct conn *, char *, size_t);
 int		 limit_same_peer(const struct conn *, const struct conn *);
+void		 limit_reserve(int);
 void		 limit_budget(void);
 
 #endif /* ENGINE_H */

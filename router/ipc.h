@@ -18,6 +18,7 @@ struct evbuffer;
 
 #define IPC_MAGIC_LEN		14	/* "DOTNET_IPC_V1" and a NUL */
 #define IPC_HEADER_LEN		20
+#define IPC_SET_OFFSET		16	/* the command set in a header */
 #define IPC_MESSAGE_MAX		65535	/* the header's size field is a u16 */
 #define ADVR_MAGIC_LEN		8	/* "ADVR_V1" and a NUL */
 #define ADVR_LEN		34

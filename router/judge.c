@@ -24,6 +24,7 @@
 #include "router/engine.h"
 #include "router/identity.h"
 #include "router/log.h"
+#include "router/metrics.h"
 #include "router/util.h"
 #include "transports/transport.h"
 
@@ -205,6 +206,8 @@ judge_command(struct session *s, const uint8_t *msg, size_t len,
 		d.reason = "the other side reaches a tool, not a runtime";
 	} else
 		acl_decide(ep->policy, &peer, msg, len, &d);
+	metrics.acl[len > IPC_SET_OFFSET ? metrics_set_of(msg[IPC_SET_OFFSET]) :
+	    MS_OTHER][d.allow != 0]++;
 	audit(s, tool, &peer, s->command, &d);
 	verdict_of(&d, v);
 }
@@ -240,6 +243,7 @@ judge_advertise(struct session *s, struct conn *rt, struct verdict *v)
 		    "never get an advertise";
 	} else
 		acl_decide_advertise(ep->policy, &peer, &s->advertise, &d);
+	metrics.acl[MS_ADVERTISE][d.allow != 0]++;
 	if (d.allow || log_throttle_pass(&throttle, "advertise refusals"))
 		audit(s, rt, &peer, "advertise", &d);
 	verdict_of(&d, v);

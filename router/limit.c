@@ -32,6 +32,7 @@
 #include "router/engine.h"
 #include "router/identity.h"
 #include "router/log.h"
+#include "router/metrics.h"
 #include "router/settings.h"
 #include "router/util.h"
 
@@ -191,6 +192,7 @@ refuse(const struct conn *c, struct peer_count *p, int in_all)
 {
 	char	 peer[96], why[128];
 
+	metrics.limits[in_all ? ML_SESSIONS : ML_SESSIONS_PER_PEER]++;
 	peer_describe(p, peer, sizeof(peer));
 	if (in_all)
 		snprintf(why, sizeof(why), "%u sessions are open "
@@ -293,6 +295,15 @@ limit_same_peer(const struct conn *a, const struct conn *b)
 	return (a->counted != NULL && a->counted == b->counted);
 }
 
+/* Descriptors kept for something else, --metrics's connections. */
+static int	 reserved;
+
+void
+limit_reserve(int fds)
+{
+	reserved = fds;
+}
+
 /*
  * Check that --max-sessions fits in the descriptors left once the routes
  * are open (counted at start-up, not again on a reload), two per session;
@@ -311,7 +322,7 @@ limit_budget(void)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || used == -1)
 		return;
 	room = rl.rlim_cur == RLIM_INFINITY ? LONG_MAX :
-	    (long)rl.rlim_cur - used - FD_RESERVE;
+	    (long)rl.rlim_cur - used - FD_RESERVE - reserved;
 	fit = room > 0 ? room / FDS_PER_SESSION : 0;
 	if (fit >= settings.max_sessions) {
 		log_info("descriptors: limit %ld, %ld open; up to %d sessions "

@@ -52,6 +52,7 @@ static struct event	*log_ev;	/* log_fd writable, once attached */
 static char		*queue;		/* LOG_QUEUE, and room for a line */
 static size_t		 qoff, qlen;	/* waiting: queue[qoff, qlen) */
 static unsigned long	 dropped;	/* lines since the queue filled */
+static unsigned long	 dropped_told;	/* ... and before, said in a line */
 
 static void	 log_vmsg(enum log_level, const char *, va_list)
 		    __attribute__((__format__(__printf__, 2, 0)));
@@ -175,6 +176,7 @@ log_drain(void)
 		qoff = qlen = 0;
 		if ((lost = dropped) > 0) {
 			/* Into the empty queue, or out at once. */
+			dropped_told += lost;
 			dropped = 0;
 			if (log_begin(&r, LL_WARNING, "log.dropped")) {
 				log_say(&r, "%lu log lines dropped: standard "
@@ -788,4 +790,11 @@ json_message(enum log_level level, const char *fmt, va_list ap)
 	rec_json_msg(&r, buf, (size_t)n < sizeof(buf) ? (size_t)n :
 	    sizeof(buf) - 1);
 	log_end(&r);
+}
+
+/* Every line dropped since start-up: the metric. */
+unsigned long
+log_dropped_total(void)
+{
+	return (dropped_told + dropped);
 }

@@ -95,6 +95,7 @@ void		 log_bool(struct log_rec *, const char *, int, int);
 void		 log_secs(struct log_rec *, const char *, double, int);
 void		 log_time(struct log_rec *, const char *, int);
 void		 log_end(struct log_rec *);
+unsigned long	 log_dropped_total(void);
 
 #define log_critical(...)	log_msg(LL_CRITICAL, __VA_ARGS__)
 #define log_error(...)		log_msg(LL_ERROR, __VA_ARGS__)

@@ -27,6 +27,7 @@
 
 #include "router/engine.h"
 #include "router/log.h"
+#include "router/metrics.h"
 #include "router/settings.h"
 #include "router/util.h"
 #include "transports/transport.h"
@@ -401,5 +402,6 @@ pump_idle_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	snprintf(reason, sizeof(reason), "idle: no byte either way for %.1fs "
 	    "(--idle-timeout)", settings.idle_timeout_ms / 1000.0);
+	s->timed_out = 1;
 	session_close(s, reason);
 }

@@ -24,6 +24,7 @@
 #include "router/endpoint.h"
 #include "router/engine.h"
 #include "router/log.h"
+#include "router/metrics.h"
 #include "router/settings.h"
 #include "router/util.h"
 #include "transports/transport.h"
@@ -170,6 +171,7 @@ accept_error_cb(struct evconnlistener *evl, void *arg)
 		return;
 	}
 	if (!l->paused) {
+		metrics.limits[ML_EMFILE]++;
 		log_warning("%s: cannot accept (%s); pausing new connections",
 		    l->route->endpoint[l->side].name, strerror(error));
 		l->paused = 1;

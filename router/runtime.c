@@ -27,6 +27,7 @@
 
 #include "router/engine.h"
 #include "router/log.h"
+#include "router/metrics.h"
 #include "router/settings.h"
 #include "router/util.h"
 #include "transports/transport.h"
@@ -156,6 +157,8 @@ runtime_park(struct session *s, const char **why)
 		count_parked(c, &total, &mine);
 		if (total >= settings.max_runtimes ||
 		    mine >= settings.max_runtimes_per_peer) {
+			metrics.limits[total >= settings.max_runtimes ?
+			    ML_RUNTIMES : ML_RUNTIMES_PER_PEER]++;
 			snprintf(reason, sizeof(reason), "refused: %d runtime "
 			    "connections %s are parked (%s)", total >=
 			    settings.max_runtimes ? total : mine, total >=

@@ -38,6 +38,7 @@
 #include "router/engine.h"
 #include "router/ipc.h"
 #include "router/log.h"
+#include "router/metrics.h"
 #include "router/settings.h"
 #include "router/util.h"
 #include "transports/transport.h"
@@ -898,6 +899,8 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 	case S_CLASSIFY:
 		c = s->conn[SIDE_LOCAL].fd != -1 ? &s->conn[SIDE_LOCAL] :
 		    &s->conn[SIDE_REMOTE];
+		if (c->handshaking && !c->transport->plain)
+			metrics.tls_failures++;
 		if (c->handshaking)
 			snprintf(reason, sizeof(reason), "%s handshake not "
 			    "complete within %.1fs", c->transport->name,
@@ -926,6 +929,8 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 			(void)session_conn_failed(c, "connect");
 			return;
 		}
+		if (c->handshaking && !c->transport->plain)
+			metrics.tls_failures++;
 		if (c->handshaking)
 			snprintf(reason, sizeof(reason), "handshake with %s "
 			    "timed out", c->endpoint->name);
@@ -967,6 +972,7 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 		snprintf(reason, sizeof(reason), "%s", end_reason(s));
 		break;
 	}
+	s->timed_out = 1;
 	session_close(s, reason);
 }
 
@@ -1073,6 +1079,46 @@ end_line(struct session *s, const char *reason)
 	log_end(&r);
 }
 
+/* How a session ended, for the outcome label of /metrics. */
+static enum metrics_outcome
+outcome(const struct session *s, const char *reason)
+{
+	if (strncmp(reason, "refused", 7) == 0)
+		return (MO_REFUSED);
+	if (s->judged && !s->allowed)
+		return (MO_DENIED);
+	if (s->state == S_HOLD)
+		return (MO_REFUSED);
+	if (s->timed_out)
+		return (MO_TIMEOUT);
+	if (strcmp(reason, "runtime connection parked") == 0)
+		return (MO_PARKED);
+	if (s->state == S_PUMP)
+		return (MO_COMPLETED);
+	return (MO_ERROR);
+}
+
+/*
+ * Add an ending session to the counters: once, so no per-byte work.  A
+ * client-client offer no tool took up is the router's own attempt, made
+ * again and again while no tool listens: not a session to count.
+ */
+static void
+count_session(const struct session *s, const char *reason)
+{
+	const struct conn	*tool, *rt;
+
+	if (s->offer && !s->judged)
+		return;
+	metrics.sessions[s->route->mode][outcome(s, reason)]++;
+	if (s->tool_side == -1)
+		return;
+	tool = &s->conn[s->tool_side];
+	rt = &s->conn[OTHER_SIDE(s->tool_side)];
+	metrics.bytes_to_runtime += rt->nwritten;
+	metrics.bytes_to_tool += tool->nwritten;
+}
+
 /* End a session: one log line, then free everything it holds. */
 void
 session_close(struct session *s, const char *reason)
@@ -1080,6 +1126,7 @@ session_close(struct session *s, const char *reason)
 	struct route	*r = s->route;
 
 	end_line(s, reason);
+	count_session(s, reason);
 	if (s->waiting)
 		TAILQ_REMOVE(&r->waiting, s, wait_entry);
 	if (r->offer == s) {

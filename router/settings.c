@@ -68,6 +68,8 @@ const struct setting settings_table[] = {
 	    "... and to this group" },
 	{ "allow-core-dumps", 0, ST_FLAG, S(allow_core_dumps), "no", 0, NULL,
 	    "let the process dump core (it holds TLS keys)" },
+	{ "metrics", 0, ST_TEXT, S(metrics), "", 0, "ADDR",
+	    "serve /metrics, /healthz, /readyz: [tcp:|tls:]HOST:PORT or PORT" },
 	{ NULL, 0, 0, 0, NULL, 0, NULL, NULL }
 };
 
@@ -222,6 +224,14 @@ settings_apply(struct settings *st, const struct setting *s, const char *v,
 	case ST_GROUP:
 		rv = set_id(st, s, v, err, len);
 		break;
+	case ST_TEXT:
+		if (strlen(v) >= sizeof(st->metrics)) {
+			snprintf(err, len, "longer than %zu characters",
+			    sizeof(st->metrics) - 1);
+			return (-1);
+		}
+		snprintf((char *)st + s->offset, sizeof(st->metrics), "%s", v);
+		break;
 	}
 	if (rv == 0)
 		st->given |= 1ULL << (s - settings_table);
@@ -324,6 +334,8 @@ field_size(const struct setting *s)
 		return (sizeof(((struct settings *)0)->user));
 	case ST_BUFFER:
 		return (sizeof(((struct settings *)0)->high_water));
+	case ST_TEXT:
+		return (sizeof(((struct settings *)0)->metrics));
 	default:
 		return (sizeof(int));
 	}

@@ -38,6 +38,7 @@ struct settings {
 	char		 user[64];	/* drop to them after start-up */
 	char		 group[64];
 	int		 allow_core_dumps;
+	char		 metrics[256];	/* an endpoint, or "" for none */
 	uint64_t	 given;		/* the settings given, by index */
 };
 
@@ -51,7 +52,8 @@ enum setting_type {
 	ST_FLAG,		/* given alone, or yes/no in a file */
 	ST_SIDE,		/* local or remote */
 	ST_USER,		/* a user name or number */
-	ST_GROUP		/* a group name or number */
+	ST_GROUP,		/* a group name or number */
+	ST_TEXT			/* kept as given, checked at start-up */
 };
 
 struct setting {

@@ -27,6 +27,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+
 #include "router/endpoint.h"
 #include "router/engine.h"
 #include "router/identity.h"
@@ -615,4 +618,38 @@ tls_teardown(struct conn *c)
 	SSL_free(t->ssl);
 	free(t);
 	c->tstate = NULL;
+}
+
+int
+tls_server_bufferevents(void)
+{
+	return (1);
+}
+
+/*
+ * A bufferevent that accepts a TLS client with the context of ep, a
+ * prepared listener; the socket is set later (evhttp does).  The SSL is
+ * the bufferevent's, freed with it.
+ */
+struct bufferevent *
+tls_server_bufferevent(const struct endpoint *ep, struct event_base *b)
+{
+	struct bufferevent	*bev;
+	SSL			*ssl;
+
+	if ((ssl = SSL_new(TLS(ep)->ctx)) == NULL) {
+		ERR_clear_error();
+		return (NULL);
+	}
+	/*
+	 * libevent 2.1 reads after a handshake only when the socket says
+	 * so: a request that came with the client's Finished must still be
+	 * in the socket, not in OpenSSL's read-ahead.
+	 */
+	SSL_set_read_ahead(ssl, 0);
+	bev = bufferevent_openssl_socket_new(b, -1, ssl,
+	    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+	if (bev == NULL)
+		SSL_free(ssl);
+	return (bev);
 }

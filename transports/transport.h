@@ -130,4 +130,17 @@ void		 transport_prefixes(char *, size_t);
 const char	*uds_path(const struct endpoint *);
 int		 tcp_address(const struct endpoint *, char *, size_t, int *);
 
+/*
+ * The daemon's metrics over tls: (metrics_http.c): a libevent bufferevent
+ * that accepts a TLS client with a prepared listener's context, its
+ * socket given later; NULL where the TLS library has none (mbed TLS with
+ * libevent 2.1), as tls_server_bufferevents() says beforehand.
+ */
+struct bufferevent;
+struct event_base;
+const char	*tls_library(void);
+int		 tls_server_bufferevents(void);
+struct bufferevent *tls_server_bufferevent(const struct endpoint *,
+		    struct event_base *);
+
 #endif /* TRANSPORT_H */
