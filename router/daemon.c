@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * The daemon: run the routes a front end made.  Harden the process, make
- * the event loop, watch the signals, start the routes, drop privileges,
- * then serve until SIGTERM or SIGINT drains the sessions; SIGHUP reloads
- * what a front end and the transports can reload.  Every front end ends
- * here, and nothing here knows which one it is.
+ * The daemon: run the routes a front end made.  Take the sockets a
+ * service manager passed, harden the process, make the event loop, watch
+ * the signals, start the routes, drop privileges, then serve until
+ * SIGTERM or SIGINT drains the sessions; SIGHUP reloads what a front end
+ * and the transports can reload.  Every front end ends here, and nothing
+ * here knows which one it is.
  */
 
 #include "config.h"
@@ -24,6 +25,7 @@
 #include "router/log.h"
 #include "router/settings.h"
 #include "router/util.h"
+#include "transports/transport.h"
 
 static const int	 signals[] = { SIGTERM, SIGINT, SIGHUP };
 
@@ -169,6 +171,9 @@ daemon_run(const struct frontend *fe)
 
 	frontend = fe;
 	log_open();
+	/* What a service manager passed, before any program we run sees it. */
+	if (inherit_open(err, sizeof(err)) == -1)
+		fatalx("%s", err);
 	if (platform_harden(settings.allow_core_dumps, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	platform_raise_nofile();
@@ -188,6 +193,8 @@ daemon_run(const struct frontend *fe)
 		if (route_start(r, err, sizeof(err)) == -1)
 			start_failed(err);
 	}
+	if (inherit_unclaimed(err, sizeof(err)) == -1)
+		start_failed(err);
 	/* Every listener is bound and every key read: drop privileges. */
 	if (platform_drop(settings.user, settings.group,
 	    settings.allow_core_dumps, err, sizeof(err)) == -1)
@@ -216,6 +223,7 @@ daemon_run(const struct frontend *fe)
 	}
 	if (fe->stop != NULL)
 		fe->stop();
+	inherit_close();
 	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
 		event_free(sig[i]);
 	evtimer_del(&shutdown_timer);
