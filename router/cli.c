@@ -186,7 +186,7 @@ cli_reload(void)
 		    "configuration stays", config_path, cfg.nerrors,
 		    cfg.nerrors == 1 ? "" : "s");
 		config_free(&cfg);
-		return (1);
+		return (-1);
 	}
 	waiting = config_apply(&cfg);
 	waiting += settings_reload(&st);

@@ -5,8 +5,9 @@
  * service manager passed, harden the process, make the event loop, watch
  * the signals, start the routes, drop privileges, then serve until
  * SIGTERM or SIGINT drains the sessions; SIGHUP reloads what a front end
- * and the transports can reload.  Every front end ends here, and nothing
- * here knows which one it is.
+ * and the transports can reload.  A service manager is told of each step
+ * (notify.c).  Every front end ends here, and nothing here knows which
+ * one it is.
  */
 
 #include "config.h"
@@ -23,6 +24,7 @@
 #include "router/daemon.h"
 #include "router/engine.h"
 #include "router/log.h"
+#include "router/notify.h"
 #include "router/settings.h"
 #include "router/util.h"
 #include "transports/transport.h"
@@ -72,6 +74,8 @@ drain(void)
 	session_drain_all();
 	TAILQ_FOREACH(s, &sessions, entry)
 		n++;
+	notify_stopping("stopping: draining %d session%s", n,
+	    n == 1 ? "" : "s");
 	if (n == 0) {
 		event_base_loopexit(base, NULL);
 		return;
@@ -89,22 +93,44 @@ daemon_shutdown(void)
 	drain();
 }
 
+/* What the router serves, for a service manager's status line. */
+static const char *
+serving(void)
+{
+	static char	 buf[64];
+	struct route	*r;
+	int		 n = 0;
+
+	TAILQ_FOREACH(r, &routes, entry)
+		n++;
+	snprintf(buf, sizeof(buf), "serving %d route%s", n, n == 1 ? "" : "s");
+	return (buf);
+}
+
 /*
  * SIGHUP: reload what can change without a restart: the front end's (a
  * configuration file) and the transports' credentials.  Each part loads
  * its new state whole and keeps the old one when that fails; sessions in
- * flight keep what they started with.
+ * flight keep what they started with.  A service manager is told that
+ * the router reloads, and then that it serves again, with what it kept.
  */
 static void
 reload(void)
 {
-	int	 front = 0;
+	int	 front = 0, creds;
 
+	notify_reloading();
 	if (frontend->reload != NULL)
 		front = frontend->reload();
-	if (route_reload_transports() == 0 && !front)
+	creds = route_reload_transports();
+	if (creds == 0 && front == 0)
 		log_info("nothing to reload: no configuration file and no "
 		    "endpoint with credentials");
+	if (front == -1 || creds == -1)
+		notify_ready("reload failed, the running configuration "
+		    "stays (see the log); %s", serving());
+	else
+		notify_ready("reloaded; %s", serving());
 }
 
 /* Route libevent's own messages into our log. */
@@ -174,6 +200,7 @@ daemon_run(const struct frontend *fe)
 	/* What a service manager passed, before any program we run sees it. */
 	if (inherit_open(err, sizeof(err)) == -1)
 		fatalx("%s", err);
+	notify_open();
 	if (platform_harden(settings.allow_core_dumps, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	platform_raise_nofile();
@@ -208,6 +235,7 @@ daemon_run(const struct frontend *fe)
 	if (fe->start != NULL)
 		fe->start();
 	log_info("ready");
+	notify_ready("ready; %s", serving());
 
 	event_base_dispatch(base);
 
@@ -224,6 +252,7 @@ daemon_run(const struct frontend *fe)
 	if (fe->stop != NULL)
 		fe->stop();
 	inherit_close();
+	notify_close();
 	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
 		event_free(sig[i]);
 	evtimer_del(&shutdown_timer);

@@ -4,7 +4,8 @@
 # dsroute under systemd, with systemd's own tools where they run without
 # a service manager: systemd-socket-activate passes listening sockets as
 # a socket unit does (LISTEN_FDS, LISTEN_FDNAMES, and it waits for the
-# first connection before it runs the router, as systemd does).
+# first connection before it runs the router, as systemd does), and a
+# datagram socket read by python3 stands in for NOTIFY_SOCKET.
 
 . "$top_srcdir/tests/lib/lib.sh"
 
@@ -142,6 +143,104 @@ s.sendto(b"x", sys.argv[1])' "$T/dgram.sock"
 		    "$(cat "$T/sa6.err")"
 	fi
 	kill "$(pid_of sa6)" 2>/dev/null
+fi
+
+# --- sd_notify.  notified NAME ADDRESS [PATH]: a datagram socket at
+# ADDRESS (@NAME: abstract) writes each datagram it gets as one line of
+# $T/NAME.out, its lines joined by spaces; with PATH, "listening" or
+# "not-listening" follows each READY=1, as a connect to PATH found it.
+notified() {
+	bg "$1" python3 -c 'import socket, sys
+addr = sys.argv[1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("\0" + addr[1:] if addr.startswith("@") else addr)
+print("bound", flush=True)
+while True:
+    d = s.recv(4096).decode()
+    print(" ".join(d.split("\n")), flush=True)
+    if len(sys.argv) > 2 and d.startswith("READY=1"):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            c.connect(sys.argv[2])
+            print("listening", flush=True)
+        except OSError:
+            print("not-listening", flush=True)
+        c.close()' "$2" ${3:+"$3"}
+	wait_for 10 has_line "$T/$1.out" '^bound$' || fail "$1: bound"
+}
+
+# states NAME: the first word of each datagram, and the probes.
+states() {
+	sed -n 's/^\([A-Z]*=1\|listening\|not-listening\).*/\1/p' \
+	    "$T/$1.out" | tr '\n' ' '
+}
+
+if ! have python3; then
+	skip "sd_notify" "python3 is needed to read the notify socket"
+else
+	cat >"$T/n.conf" <<EOF
+[main]
+local = uds:$T/n.sock,listen
+remote = tcp:127.0.0.1:0
+EOF
+	notified ns "$T/notify.sock" "$T/n.sock"
+	NOTIFY_SOCKET=$T/notify.sock start_dsroute n1 -f "$T/n.conf"
+	wait_for 10 has_line "$T/ns.out" '^(not-)?listening$' || true
+	is "notify: READY=1 once the listeners listen" "$(states ns)" \
+	    "READY=1 listening "
+	like "notify: READY=1 says what it serves" \
+	    "$(grep '^READY=1' "$T/ns.out" | head -n 1)" \
+	    '^READY=1 STATUS=ready; serving 1 route$'
+	kill -HUP "$(pid_of n1)"
+	wait_for 10 test "$(count_lines "$T/ns.out" '^READY=1')" -ge 2 || true
+	is "notify: SIGHUP: RELOADING=1, then READY=1" "$(states ns)" \
+	    "READY=1 listening RELOADING=1 READY=1 listening "
+	like "notify: RELOADING=1 carries MONOTONIC_USEC" \
+	    "$(grep '^RELOADING=1' "$T/ns.out")" \
+	    '^RELOADING=1 STATUS=reloading MONOTONIC_USEC=[0-9]+$'
+	like "notify: the reload's READY=1 says it reloaded" \
+	    "$(grep '^READY=1' "$T/ns.out" | tail -n 1)" \
+	    '^READY=1 STATUS=reloaded; serving 1 route$'
+	echo "this line is not a setting" >>"$T/n.conf"
+	kill -HUP "$(pid_of n1)"
+	wait_for 10 test "$(count_lines "$T/ns.out" '^READY=1')" -ge 3 || true
+	like "notify: a failed reload is READY=1 again, and says so" \
+	    "$(grep '^READY=1' "$T/ns.out" | tail -n 1)" \
+	    '^READY=1 STATUS=reload failed, the running configuration stays'
+	stop n1
+	wait_for 10 has_line "$T/ns.out" '^STOPPING=1' || true
+	is "notify: the whole sequence, STOPPING=1 on SIGTERM last" \
+	    "$(states ns)" \
+	    "READY=1 listening RELOADING=1 READY=1 listening RELOADING=1 READY=1 listening STOPPING=1 "
+	kill "$(pid_of ns)"
+
+	# An abstract socket name.
+	abstract="@dsroute-test-$(basename "$T")"
+	notified na "$abstract"
+	NOTIFY_SOCKET=$abstract start_dsroute n2 "uds:$T/n2.sock,listen" \
+	    tcp:127.0.0.1:0
+	wait_for 10 has_line "$T/na.out" '^READY=1' || true
+	kill -TERM "$(pid_of n2)"
+	wait_for 10 has_line "$T/na.out" '^STOPPING=1' || true
+	is "notify: an abstract NOTIFY_SOCKET gets READY=1, then STOPPING=1" \
+	    "$(states na)" "READY=1 STOPPING=1 "
+	stop n2
+	kill "$(pid_of na)"
+
+	# Nobody at NOTIFY_SOCKET: said once, and the router serves.
+	NOTIFY_SOCKET=$T/nobody.sock start_dsroute n3 \
+	    "uds:$T/n3.sock,listen" tcp:127.0.0.1:0
+	kill -HUP "$(pid_of n3)"
+	wait_for 10 has_line "$T/n3.err" 'nothing to reload' || true
+	# Three datagrams failed: READY=1, RELOADING=1, READY=1.
+	if [ "$(count_lines "$T/n3.err" '^warn: cannot notify the service manager at ')" -eq 1 ] &&
+	    alive n3; then
+		pass "notify: a socket nobody reads is logged once, the router goes on"
+	else
+		fail "notify: a socket nobody reads is logged once, the router goes on" \
+		    "$(cat "$T/n3.err")"
+	fi
+	stop n3
 fi
 
 done_testing
