@@ -17,7 +17,7 @@ top=$(pwd)
 build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev
     libinih-dev"
 test_packages="$build_packages libmbedtls-dev openssl mandoc socat procps psmisc
-    util-linux valgrind iproute2 systemd python3"
+    util-linux valgrind iproute2 systemd python3 man-db"
 
 # Install whichever of the named packages are missing.
 install_missing() {

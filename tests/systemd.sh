@@ -4,8 +4,9 @@
 # dsroute under systemd, with systemd's own tools where they run without
 # a service manager: systemd-socket-activate passes listening sockets as
 # a socket unit does (LISTEN_FDS, LISTEN_FDNAMES, and it waits for the
-# first connection before it runs the router, as systemd does), and a
-# datagram socket read by python3 stands in for NOTIFY_SOCKET.
+# first connection before it runs the router, as systemd does), a
+# datagram socket read by python3 stands in for NOTIFY_SOCKET, and
+# systemd-analyze verify checks the units of contrib/systemd.
 
 . "$top_srcdir/tests/lib/lib.sh"
 
@@ -91,6 +92,43 @@ else
 	check "activated: the socket file systemd made is left at exit" \
 	    test "$served" = yes -a -S "$T/tools.sock"
 	stop rt1
+
+	# --- The shipped trio: the socket unit's ListenStream= lines and the
+	# example configuration, for instance "app", moved into $T and onto
+	# a free port.  The runtime's connection on uds starts the router.
+	P=$(free_port)
+	unit=$top_srcdir/contrib/systemd/dsroute@.socket
+	moved() {
+		sed -e "s|/run/dsroute/|$T/|g" -e "s|:9000|:$P|g" \
+		    -e 's|%i|app|g' "$@"
+	}
+	listens=$(sed -n 's/^ListenStream=//p' "$unit" | moved)
+	moved "$top_srcdir/contrib/systemd/example.conf" |
+	    sed "s|uid:app|uid:$(id -u)|" >"$T/app.conf"
+	set --
+	for l in $listens; do
+		set -- "$@" -l "$l"
+	done
+	is "the socket unit has a uds and a tcp ListenStream=" "$listens" \
+	    "$(printf '%s\n' "$T/app.sock" "127.0.0.1:$P")"
+	activate sa2 "$@" --fdname=app:app "$DSROUTE" -f "$T/app.conf"
+	start_fakert rt2 --connect "$T/app.sock"
+	if wait_for 10 has_line "$T/sa2.err" '^info: ready$'; then
+		pass "example: the router starts with the socket unit's sockets"
+	else
+		fail "example: the router starts with the socket unit's sockets"
+	fi
+	is "example: both sockets taken, none bound" \
+	    "$(count_lines "$T/sa2.err" 'from the service manager instead of binding$')" 2
+	if tool --timeout 20 "tcp:127.0.0.1:$P" processinfo; then
+		is "example: a tool on tcp reaches the runtime that dialled the uds" \
+		    "$(field pid "$T/tool.out")" "$(pid_of rt2)"
+	else
+		fail "example: a tool on tcp reaches the runtime that dialled the uds" \
+		    "$(cat "$T/tool.out" "$T/tool.err")"
+	fi
+	stop_dsroute sa2
+	stop rt2
 
 	# --- Mixed: the uds listener passed, the tcp one bound by the router.
 	# A tool's connection starts it and waits for a runtime.
@@ -241,6 +279,31 @@ EOF
 		    "$(cat "$T/n3.err")"
 	fi
 	stop n3
+fi
+
+# --- The units: systemd-analyze verify, on copies whose ExecStart= is the
+# binary just built (it checks that the program exists) and with the man
+# pages of Documentation= in a MANPATH (it runs man(1) for them).
+if ! have systemd-analyze; then
+	skip "systemd-analyze verify" "systemd-analyze (Debian: systemd) is needed"
+elif ! have man; then
+	skip "systemd-analyze verify" "man (Debian: man-db) is needed"
+else
+	mkdir -p "$T/units" "$T/man/man1" "$T/man/man5"
+	cp "$top_srcdir/man/dsroute.1" "$T/man/man1/"
+	cp "$top_srcdir/man/dsroute.conf.5" "$T/man/man5/"
+	sed "s|/usr/bin/dsroute|$DSROUTE|" \
+	    "$top_srcdir/contrib/systemd/dsroute@.service" \
+	    >"$T/units/dsroute@.service"
+	cp "$top_srcdir/contrib/systemd/dsroute@.socket" "$T/units/"
+	if MANPATH=$T/man systemd-analyze verify \
+	    "$T/units/dsroute@app.service" "$T/units/dsroute@app.socket" \
+	    >"$T/verify.out" 2>&1 && [ ! -s "$T/verify.out" ]; then
+		pass "systemd-analyze verify passes on both units, silently"
+	else
+		fail "systemd-analyze verify passes on both units, silently" \
+		    "$(cat "$T/verify.out")"
+	fi
 fi
 
 done_testing
