@@ -6,8 +6,10 @@
 # a socket unit does (LISTEN_FDS, LISTEN_FDNAMES, and it waits for the
 # first connection before it runs the router, as systemd does), a
 # datagram socket read by python3 stands in for NOTIFY_SOCKET, and
-# systemd-analyze verify checks the units of contrib/systemd.
+# systemd-analyze verify checks the units of contrib/systemd.  Run in a
+# network namespace of its own: the android preset's port is fixed.
 
+. "$top_srcdir/tests/lib/netns.sh"
 . "$top_srcdir/tests/lib/lib.sh"
 
 have() {
@@ -181,6 +183,44 @@ s.sendto(b"x", sys.argv[1])' "$T/dgram.sock"
 		    "$(cat "$T/sa6.err")"
 	fi
 	kill "$(pid_of sa6)" 2>/dev/null
+
+	# --- What the programs the router runs inherit: the android preset's
+	# adb, a fake that records its environment and its sockets, under a
+	# passed 127.0.0.1:9001 and a NOTIFY_SOCKET.
+	mkdir "$T/bin"
+	cat >"$T/bin/adb" <<'ADB'
+#!/bin/sh
+{
+	env | grep -E '^(LISTEN_[A-Z]*|NOTIFY_SOCKET)='
+	for f in /proc/$$/fd/*; do
+		readlink "$f"
+	done | grep '^socket:'
+	echo "ran $*"
+} >>"${CHILD_LOG:?}" 2>&1
+exit 0
+ADB
+	chmod +x "$T/bin/adb"
+	systemd-socket-activate -l 127.0.0.1:9001 --fdname=phone \
+	    -E "PATH=$T/bin:$PATH" -E "TMPDIR=$T" -E "CHILD_LOG=$T/child.log" \
+	    -E "NOTIFY_SOCKET=$T/nobody.sock" "$DSROUTE" android \
+	    </dev/null >"$T/sa7.out" 2>"$T/sa7.err" &
+	echo $! >"$T/sa7.pid"
+	_pids="$_pids $!"
+	wait_for 10 has_line "$T/sa7.err" '^Listening on ' || true
+	start_fakert rt7 --connect tcp:127.0.0.1:9001
+	if wait_for 15 has_line "$T/child.log" '^ran reverse tcp:9000 tcp:9001$'
+	then
+		is "children: adb sees no LISTEN_* nor NOTIFY_SOCKET" \
+		    "$(grep -E '^(LISTEN_|NOTIFY_SOCKET)' "$T/child.log")" ""
+		is "children: adb holds none of the router's sockets" \
+		    "$(grep -c '^socket:' "$T/child.log")" 0
+	else
+		fail "children: adb sees no LISTEN_* nor NOTIFY_SOCKET" \
+		    "adb did not run: $(cat "$T/sa7.err")"
+		fail "children: adb holds none of the router's sockets"
+	fi
+	stop_dsroute sa7
+	stop rt7
 fi
 
 # --- sd_notify.  notified NAME ADDRESS [PATH]: a datagram socket at
