@@ -798,6 +798,20 @@ platform_drop(const char *user, const char *group, int allow_core, char *err,
 	return (0);
 }
 
+/* The most descriptors a service manager may pass: far more than routes. */
+#define INHERITED_MAX	4096
+
+/* A copy of an environment variable, or NULL; the variable is removed. */
+static char *
+env_take(const char *name)
+{
+	const char	*v = getenv(name);
+	char		*copy = v != NULL ? xstrdup(v) : NULL;
+
+	unsetenv(name);
+	return (copy);
+}
+
 /* A decimal value of the environment, at most max; -1 if it is not one. */
 static int
 env_number(const char *s, unsigned long max, unsigned long *v)
@@ -868,15 +882,9 @@ platform_inherited_fds(struct inherited_fd **fds, size_t *n, char *err,
 
 	*fds = NULL;
 	*n = 0;
-	pid_s = getenv("LISTEN_PID") != NULL ? xstrdup(getenv("LISTEN_PID")) :
-	    NULL;
-	count_s = getenv("LISTEN_FDS") != NULL ?
-	    xstrdup(getenv("LISTEN_FDS")) : NULL;
-	names = getenv("LISTEN_FDNAMES") != NULL ?
-	    xstrdup(getenv("LISTEN_FDNAMES")) : NULL;
-	unsetenv("LISTEN_PID");
-	unsetenv("LISTEN_FDS");
-	unsetenv("LISTEN_FDNAMES");
+	pid_s = env_take("LISTEN_PID");
+	count_s = env_take("LISTEN_FDS");
+	names = env_take("LISTEN_FDNAMES");
 
 	if (count_s == NULL || pid_s == NULL ||
 	    env_number(pid_s, LONG_MAX, &pid) == -1 ||
@@ -884,9 +892,9 @@ platform_inherited_fds(struct inherited_fd **fds, size_t *n, char *err,
 		rv = 0;
 		goto out;
 	}
-	if (env_number(count_s, INT_MAX - 3, &count) == -1) {
+	if (env_number(count_s, INHERITED_MAX, &count) == -1) {
 		snprintf(err, len, "LISTEN_FDS=%.32s: not a number of "
-		    "descriptors", count_s);
+		    "descriptors from 0 to %d", count_s, INHERITED_MAX);
 		goto out;
 	}
 	if (count == 0) {
