@@ -4,14 +4,16 @@
  * What differs between operating systems, behind one small interface
  * (posix.c; a win32.c will fill in the same): making socket files safely,
  * a peer's credentials, what the kernel says about a process, descriptor
- * limits, signals and privileges.  Nothing above this layer calls prctl,
- * reads /proc or asks for SO_PEERCRED.
+ * limits, signals, privileges, and the sockets a service manager passes.
+ * Nothing above this layer calls prctl, reads /proc or asks for
+ * SO_PEERCRED.
  */
 
 #ifndef PLATFORM_H
 #define PLATFORM_H
 
 #include <sys/types.h>
+#include <sys/socket.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +50,21 @@ struct sockfile {
 	int		 made;
 };
 
+/*
+ * A descriptor a service manager passed at start-up (LISTEN_FDS), as the
+ * kernel describes it.  What to do with it is the caller's.
+ */
+struct inherited_fd {
+	int			 fd;
+	char			 name[256];	/* from LISTEN_FDNAMES */
+	int			 is_socket;
+	int			 family;	/* AF_UNIX, AF_INET, ... */
+	int			 type;		/* SOCK_STREAM, ... */
+	int			 listening;
+	struct sockaddr_storage	 addr;		/* getsockname() */
+	socklen_t		 addrlen;
+};
+
 /* posix.c */
 void		 platform_init(void);
 int		 proc_info_get(pid_t, int, struct proc_info *);
@@ -66,5 +83,7 @@ int		 platform_log_fd(int *);
 void		 platform_block_signals(const int *, size_t);
 int		 platform_harden(int, char *, size_t);
 int		 platform_drop(const char *, const char *, int, char *, size_t);
+int		 platform_inherited_fds(struct inherited_fd **, size_t *, char *,
+		    size_t);
 
 #endif /* PLATFORM_H */

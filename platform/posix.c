@@ -587,13 +587,15 @@ fail_dir:
 void
 sockfile_remove(struct sockfile *sf)
 {
-	const char	*slash = strrchr(sf->path, '/');
-	const char	*name = slash != NULL ? slash + 1 : sf->path;
+	const char	*slash, *name;
 	struct stat	 st;
 
+	/* Nothing made (a socket a service manager passed): nothing to do. */
 	if (!sf->made)
 		return;
 	sf->made = 0;
+	slash = strrchr(sf->path, '/');
+	name = slash != NULL ? slash + 1 : sf->path;
 	if (fstatat(sf->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    st.st_dev == sf->dev && st.st_ino == sf->ino &&
 	    unlinkat(sf->dirfd, name, 0) == -1)
@@ -794,4 +796,144 @@ platform_drop(const char *user, const char *group, int allow_core, char *err,
 	log_info("running as uid %lu, gid %lu (--user %s)",
 	    (unsigned long)uid, (unsigned long)gid, user);
 	return (0);
+}
+
+/* The most descriptors a service manager may pass: far more than routes. */
+#define INHERITED_MAX	4096
+
+/* A copy of an environment variable, or NULL; the variable is removed. */
+static char *
+env_take(const char *name)
+{
+	const char	*v = getenv(name);
+	char		*copy = v != NULL ? xstrdup(v) : NULL;
+
+	unsetenv(name);
+	return (copy);
+}
+
+/* A decimal value of the environment, at most max; -1 if it is not one. */
+static int
+env_number(const char *s, unsigned long max, unsigned long *v)
+{
+	char	*end;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return (-1);
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	if (*end != '\0' || errno != 0 || *v > max)
+		return (-1);
+	return (0);
+}
+
+/* Describe an inherited descriptor as the kernel sees it. */
+static int
+describe_fd(struct inherited_fd *f, char *err, size_t len)
+{
+	socklen_t	 olen;
+	int		 v;
+
+	if (fcntl(f->fd, F_SETFD, FD_CLOEXEC) == -1) {
+		snprintf(err, len, "fd %d (\"%s\"): LISTEN_FDS passes it, but "
+		    "it is not open", f->fd, f->name);
+		return (-1);
+	}
+	olen = sizeof(v);
+	if (getsockopt(f->fd, SOL_SOCKET, SO_TYPE, &v, &olen) == -1) {
+		if (errno == ENOTSOCK)
+			return (0);
+		snprintf(err, len, "fd %d (\"%s\"): %s", f->fd, f->name,
+		    strerror(errno));
+		return (-1);
+	}
+	f->is_socket = 1;
+	f->type = v;
+	olen = sizeof(v);
+	if (getsockopt(f->fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &olen) == 0)
+		f->listening = v != 0;
+	f->addrlen = sizeof(f->addr);
+	if (getsockname(f->fd, (struct sockaddr *)&f->addr, &f->addrlen) == -1)
+		f->addrlen = 0;
+	f->family = f->addrlen != 0 ? f->addr.ss_family : AF_UNSPEC;
+	return (0);
+}
+
+/*
+ * The descriptors a service manager passed, by the protocol of systemd's
+ * sd_listen_fds(3): LISTEN_PID is this process, LISTEN_FDS descriptors
+ * from 3 on, LISTEN_FDNAMES their names separated by colons.  The three
+ * variables are removed whatever they say, so that no program we run
+ * takes them for its own, and each descriptor is closed on exec.
+ * Describe each in *fds (the caller frees it), *n of them: none when the
+ * variables are not there or are meant for another process.  Return -1
+ * with a one-line reason in err when they are malformed or pass a
+ * descriptor that is not open.
+ */
+int
+platform_inherited_fds(struct inherited_fd **fds, size_t *n, char *err,
+    size_t len)
+{
+	char		*pid_s, *count_s, *names;
+	const char	*p, *colon;
+	unsigned long	 pid, count, i;
+	size_t		 nnames;
+	int		 rv = -1;
+
+	*fds = NULL;
+	*n = 0;
+	pid_s = env_take("LISTEN_PID");
+	count_s = env_take("LISTEN_FDS");
+	names = env_take("LISTEN_FDNAMES");
+
+	if (count_s == NULL || pid_s == NULL ||
+	    env_number(pid_s, LONG_MAX, &pid) == -1 ||
+	    (pid_t)pid != getpid()) {
+		rv = 0;
+		goto out;
+	}
+	if (env_number(count_s, INHERITED_MAX, &count) == -1) {
+		snprintf(err, len, "LISTEN_FDS=%.32s: not a number of "
+		    "descriptors from 0 to %d", count_s, INHERITED_MAX);
+		goto out;
+	}
+	if (count == 0) {
+		rv = 0;
+		goto out;
+	}
+	if (names != NULL) {
+		for (nnames = 1, p = names; *p != '\0'; p++)
+			nnames += *p == ':';
+		if (nnames != count) {
+			snprintf(err, len, "LISTEN_FDNAMES names %zu "
+			    "descriptor%s, LISTEN_FDS passes %lu", nnames,
+			    nnames == 1 ? "" : "s", count);
+			goto out;
+		}
+	}
+	*fds = xcalloc(count, sizeof(**fds));
+	for (i = 0, p = names; i < count; i++) {
+		(*fds)[i].fd = 3 + (int)i;
+		if (p != NULL) {
+			if ((colon = strchr(p, ':')) == NULL)
+				colon = p + strlen(p);
+			log_escape((*fds)[i].name, sizeof((*fds)[i].name), p,
+			    colon - p);
+			p = *colon == ':' ? colon + 1 : colon;
+		} else
+			snprintf((*fds)[i].name, sizeof((*fds)[i].name),
+			    "unknown");
+		if (describe_fd(&(*fds)[i], err, len) == -1) {
+			free(*fds);
+			*fds = NULL;
+			goto out;
+		}
+	}
+	*n = count;
+	rv = 0;
+out:
+	free(pid_s);
+	free(count_s);
+	free(names);
+	return (rv);
 }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * The daemon: run the routes a front end made.  Harden the process, make
- * the event loop, watch the signals, start the routes, drop privileges,
- * then serve until SIGTERM or SIGINT drains the sessions; SIGHUP reloads
- * what a front end and the transports can reload.  Every front end ends
- * here, and nothing here knows which one it is.
+ * The daemon: run the routes a front end made.  Take the sockets a
+ * service manager passed, harden the process, make the event loop, watch
+ * the signals, start the routes, drop privileges, then serve until
+ * SIGTERM or SIGINT drains the sessions; SIGHUP reloads what a front end
+ * and the transports can reload.  A service manager is told of each step
+ * (notify.c).  Every front end ends here, and nothing here knows which
+ * one it is.
  */
 
 #include "config.h"
@@ -23,8 +25,10 @@
 #include "router/engine.h"
 #include "router/log.h"
 #include "router/metrics.h"
+#include "router/notify.h"
 #include "router/settings.h"
 #include "router/util.h"
+#include "transports/transport.h"
 
 static const int	 signals[] = { SIGTERM, SIGINT, SIGHUP };
 
@@ -71,6 +75,8 @@ drain(void)
 	session_drain_all();
 	TAILQ_FOREACH(s, &sessions, entry)
 		n++;
+	notify_stopping("stopping: draining %d session%s", n,
+	    n == 1 ? "" : "s");
 	if (n == 0) {
 		event_base_loopexit(base, NULL);
 		return;
@@ -88,17 +94,33 @@ daemon_shutdown(void)
 	drain();
 }
 
+/* What the router serves, for a service manager's status line. */
+static const char *
+serving(void)
+{
+	static char	 buf[64];
+	struct route	*r;
+	int		 n = 0;
+
+	TAILQ_FOREACH(r, &routes, entry)
+		n++;
+	snprintf(buf, sizeof(buf), "serving %d route%s", n, n == 1 ? "" : "s");
+	return (buf);
+}
+
 /*
  * SIGHUP: reload what can change without a restart: the front end's (a
  * configuration file) and the transports' credentials.  Each part loads
  * its new state whole and keeps the old one when that fails; sessions in
- * flight keep what they started with.
+ * flight keep what they started with.  A service manager is told that
+ * the router reloads, and then that it serves again, with what it kept.
  */
 static void
 reload(void)
 {
 	int	 front = 0, tr, m;
 
+	notify_reloading();
 	if (frontend->reload != NULL)
 		front = frontend->reload();
 	tr = route_reload_transports();
@@ -108,6 +130,11 @@ reload(void)
 		    "endpoint with credentials");
 	else
 		metrics.reloads[front != -1 && tr != -1 && m != -1]++;
+	if (front == -1 || tr == -1 || m == -1)
+		notify_ready("reload failed, the running configuration "
+		    "stays (see the log); %s", serving());
+	else
+		notify_ready("reloaded; %s", serving());
 }
 
 /* Route libevent's own messages into our log. */
@@ -175,6 +202,10 @@ daemon_run(const struct frontend *fe)
 
 	frontend = fe;
 	log_open();
+	/* What a service manager passed, before any program we run sees it. */
+	if (inherit_open(err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	notify_open();
 	if (platform_harden(settings.allow_core_dumps, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	platform_raise_nofile();
@@ -194,7 +225,10 @@ daemon_run(const struct frontend *fe)
 		if (route_start(r, err, sizeof(err)) == -1)
 			start_failed(err);
 	}
+	/* The metrics listener may take a passed socket too. */
 	if (metrics_http_start(err, sizeof(err)) == -1)
+		start_failed(err);
+	if (inherit_unclaimed(err, sizeof(err)) == -1)
 		start_failed(err);
 	/* Every listener is bound and every key read: drop privileges. */
 	if (platform_drop(settings.user, settings.group,
@@ -219,6 +253,7 @@ daemon_run(const struct frontend *fe)
 		log_say(&rec, "ready");
 		log_end(&rec);
 	}
+	notify_ready("ready; %s", serving());
 
 	event_base_dispatch(base);
 
@@ -235,6 +270,8 @@ daemon_run(const struct frontend *fe)
 	}
 	if (fe->stop != NULL)
 		fe->stop();
+	inherit_close();
+	notify_close();
 	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
 		event_free(sig[i]);
 	evtimer_del(&shutdown_timer);

@@ -14,8 +14,8 @@ struct frontend {
 	const char	*name;
 	void		(*start)(void);		/* the routes listen */
 	void		(*stop)(void);		/* the loop ended: undo start */
-	int		(*reload)(void);	/* SIGHUP; 1 if it reloaded,
-						   -1 if that failed */
+	int		(*reload)(void);	/* SIGHUP: 1 reloaded, 0 nothing
+						   to, -1 failed (kept) */
 	int		(*status)(int);		/* the exit status, given ours */
 };
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * What the socket transports share, private to transports/: the plain
- * stream over a connected socket (socket.c), which uds and tcp use as it
- * is, and the socket level of tcp (tcp.c), which tls builds on.
+ * What the socket transports share, private to transports/: the sockets
+ * a service manager passed (inherit.c), the plain stream over a connected
+ * socket (socket.c), which uds and tcp use as it is, and the socket level
+ * of tcp (tcp.c), which tls builds on.
  */
 
 #ifndef SOCKET_H
@@ -17,6 +18,12 @@
 struct conn;
 struct endpoint;
 struct evbuffer;
+
+/* inherit.c: a passed socket for the listener with its address. */
+int		 inherit_has_unix(const char *);
+int		 inherit_take_unix(const struct endpoint *, const char *);
+int		 inherit_take_inet(const struct endpoint *,
+		    const struct sockaddr *);
 
 /* socket.c */
 ssize_t		 socket_read(struct conn *, void *, size_t);

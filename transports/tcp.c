@@ -319,7 +319,10 @@ tcp_socket(int family)
 	return (socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 }
 
-/* Listen on the endpoint's address; report the port chosen for port 0. */
+/*
+ * Listen on the endpoint's address, or on the socket a service manager
+ * passed with that address; report the port chosen for port 0.
+ */
 int
 tcp_listen(struct endpoint *ep, char *err, size_t len)
 {
@@ -328,6 +331,11 @@ tcp_listen(struct endpoint *ep, char *err, size_t len)
 	socklen_t		 alen;
 	int			 fd, on = 1;
 
+	/* A service manager passed a socket with this address: use it. */
+	if ((fd = inherit_take_inet(ep, (struct sockaddr *)&t->addr)) != -1) {
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+		return (fd);
+	}
 	fd = tcp_socket(t->addr.ss_family);
 	if (fd == -1 && t->wildcard && errno == EAFNOSUPPORT) {
 		/* No IPv6 here: every interface means 0.0.0.0. */

@@ -126,6 +126,15 @@ const char	*transport_unavailable(const char *);
 int		 transport_option_elsewhere(const char *);
 void		 transport_prefixes(char *, size_t);
 
+/*
+ * inherit.c: the listening sockets a service manager passed.  The daemon
+ * takes them before the routes start, which hand them to the listeners
+ * with their addresses, and refuses the start if one is left over.
+ */
+int		 inherit_open(char *, size_t);
+int		 inherit_unclaimed(char *, size_t);
+void		 inherit_close(void);
+
 /* What front ends may ask of particular transports. */
 const char	*uds_path(const struct endpoint *);
 int		 tcp_address(const struct endpoint *, char *, size_t, int *);

@@ -171,12 +171,17 @@ uds_set_name(struct endpoint *ep)
 /*
  * Connect when a live listener is at the path (a runtime's default port,
  * or a tool that listens), listen when nothing answers there (the path a
- * runtime dials with DOTNET_DiagnosticPorts).
+ * runtime dials with DOTNET_DiagnosticPorts) or when the listener there
+ * is the socket a service manager passed us.
  */
 static void
 uds_auto_role(struct endpoint *ep)
 {
-	if (sockfile_probe(UDS(ep)->path) == 1) {
+	if (inherit_has_unix(UDS(ep)->path)) {
+		ep->role = ROLE_LISTEN;
+		ep->why = "the service manager passed a socket listening at "
+		    "the path";
+	} else if (sockfile_probe(UDS(ep)->path) == 1) {
 		ep->role = ROLE_CONNECT;
 		ep->why = "a listener is already at the path";
 	} else {
@@ -188,7 +193,9 @@ uds_auto_role(struct endpoint *ep)
 static void
 uds_describe(const struct endpoint *ep, char *buf, size_t len)
 {
-	if (ep->role == ROLE_LISTEN)
+	if (ep->role == ROLE_LISTEN && UDS(ep)->inherited)
+		snprintf(buf, len, ", its socket file the service manager's");
+	else if (ep->role == ROLE_LISTEN)
 		snprintf(buf, len, ", mode %04o", (unsigned)UDS(ep)->mode);
 }
 
@@ -246,12 +253,22 @@ uds_granted_ids(const struct endpoint *ep, struct endpoint_ids *ids)
 	ids->gid = u->file.gid;
 }
 
+/*
+ * Listen at the path: on the socket a service manager passed for it, if
+ * any, whose file is not ours to remove; else on a socket file made here.
+ */
 static int
 uds_listen(struct endpoint *ep, char *err, size_t len)
 {
 	struct uds_endpoint	*u = UDS(ep);
+	int			 fd;
 
 	memset(&u->file, 0, sizeof(u->file));
+	u->inherited = 0;
+	if ((fd = inherit_take_unix(ep, u->path)) != -1) {
+		u->inherited = 1;
+		return (fd);
+	}
 	u->file.path = u->path;
 	u->file.mode = u->mode;
 	u->file.owner = u->owner;

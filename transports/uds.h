@@ -19,6 +19,7 @@ struct uds_endpoint {
 	char		*owner;		/* owner=, or NULL */
 	char		*group;		/* group=, or NULL */
 	struct sockfile	 file;		/* the socket file made to listen */
+	int		 inherited;	/* listening on a passed socket */
 };
 
 #define UDS(ep)		((struct uds_endpoint *)(ep)->t)
