@@ -464,13 +464,18 @@ metrics_http_start(char *err, size_t len)
 			    ep.name);
 			break;
 		case EXPOSURE_REFUSE:
-			if (settings.unsafe_listen)
-				break;
-			snprintf(err, len, "--metrics %s: refusing to serve "
-			    "metrics in plaintext beyond loopback; serve them "
-			    "on 127.0.0.1, over tls:, or pass --unsafe-listen",
-			    settings.metrics);
-			return (-1);
+			/*
+			 * Unlike a route's, this listener passes no command
+			 * to a runtime: it tells counts, no names of peers.
+			 * An address beyond loopback, given in full, is the
+			 * operator's choice (a kubelet's probes and
+			 * Prometheus reach a pod's own address); say so.
+			 */
+			log_warning("--metrics %s: plaintext beyond loopback: "
+			    "anyone who reaches it reads the counts (no "
+			    "command passes through it; tls: to restrict it)",
+			    ep.name);
+			break;
 		}
 	}
 	if (ep.transport->prepare != NULL &&

@@ -352,10 +352,17 @@ check "/healthz still answers" \
     test "$(status "http://127.0.0.1:$mport/healthz")" = 200
 stop_dsroute d
 
-# Exposure: plaintext metrics beyond loopback, as other listeners.
-refused "plaintext metrics beyond loopback are refused" \
-    'refusing to serve metrics in plaintext beyond loopback' \
-    --metrics 0.0.0.0:0 "uds:$T/x.sock" tcp:127.0.0.1:0
+# Exposure: plaintext metrics beyond loopback, given in full, are served
+# with a warning (a pod's probes need them); the routes' rule stays.
+start_dsroute wide --metrics tcp:0.0.0.0:0 "uds:$T/w.sock" tcp:127.0.0.1:0
+like "plaintext metrics beyond loopback: a warning" "$(cat "$T/wide.err")" \
+    'warn: --metrics tcp:0\.0\.0\.0:0: plaintext beyond loopback: anyone who reaches it reads the counts'
+wport=$(metrics_port wide)
+check "plaintext metrics beyond loopback: served" \
+    test "$(status "http://127.0.0.1:$wport/healthz")" = 200
+stop_dsroute wide
+refused "a plaintext route beyond loopback is still refused" \
+    'refusing' --metrics tcp:0.0.0.0:0 "uds:$T/x.sock" tcp:0.0.0.0:0
 refused "a bad metrics address is one clear line" '^.*--metrics udp:1' \
     --metrics udp:1 "uds:$T/x.sock" tcp:127.0.0.1:0
 refused "route options are not metrics options" \
