@@ -215,6 +215,22 @@ deb_pass() {
 	    TEST_SUITE_LOG=tests/deb-suite.log >build/test/deb.out 2>&1
 }
 
+# counted FILE COMMAND...: run a check that is not an automake test and
+# write its result to FILE, where summarize counts it; a failure fails the
+# run.  Its status is the check's.
+counted() {
+	_trs=$1
+	shift
+	mkdir -p "$(dirname "$_trs")"
+	if "$@"; then
+		printf ':test-result: PASS\n' >"$_trs"
+		return 0
+	fi
+	printf ':test-result: FAIL\n' >"$_trs"
+	status=1
+	return 1
+}
+
 # Print "N passed, N failed[, N skipped]" from the automake results
 # under the directories given.  The suite that distcheck runs inside its
 # unpacked tarball (left there when it fails) counts as one result,
@@ -258,30 +274,18 @@ test)
 	status=0
 	# Count only this run's results.
 	find build -name '*.trs' -exec rm -f {} +
-	if check_no_openssl; then
-		result=PASS
-	else
-		result=FAIL
-		status=1
-	fi
-	printf ':test-result: %s\n' $result >build/mbedtls/no-openssl.trs
+	counted build/mbedtls/no-openssl.trs check_no_openssl || true
 	# The static binary, for tests/static.sh in the run below.
-	if static_build; then
-		result=PASS
+	if counted build/static/build.trs static_build; then
 		DSROUTE_STATIC=$top/build/static/dsroute
 		export DSROUTE_STATIC
-	else
-		result=FAIL
-		status=1
 	fi
-	mkdir -p build/static
-	printf ':test-result: %s\n' $result >build/static/build.trs
-	make -s -C build/test -j"$(nproc)" check >build/test/check.out 2>&1 ||
-	    status=1
-	grep -E '^(FAIL|ERROR|XPASS|SKIP):' build/test/check.out || true
-	if [ $status -ne 0 ]; then
+	if ! make -s -C build/test -j"$(nproc)" check >build/test/check.out \
+	    2>&1; then
+		status=1
 		echo "dev.sh: failures; logs under build/test/tests"
 	fi
+	grep -E '^(FAIL|ERROR|XPASS|SKIP):' build/test/check.out || true
 	# The TLS tests again, against the mbed TLS backend.
 	make -s -C build/mbedtls -j"$(nproc)" check-tls \
 	    >build/mbedtls/check.out 2>&1 || status=1
@@ -296,29 +300,20 @@ test)
 	fi
 	grep -E '^(FAIL|ERROR|XPASS):' build/valgrind/check.out || true
 	fuzz || status=1
-	if distcheck_pass; then
-		result=PASS
-	else
-		result=FAIL
-		status=1
+	if ! counted build/dist/distcheck.trs distcheck_pass; then
 		grep -E '^(FAIL|ERROR|XPASS):' build/dist/distcheck.out |
 		    sed 's/^/distcheck /' || true
 		echo "dev.sh: make distcheck failed; its log is" \
 		    "build/dist/distcheck.out"
 	fi
-	printf ':test-result: %s\n' $result >build/dist/distcheck.trs
 	if ! command -v git >/dev/null ||
 	    ! git rev-parse --git-dir >/dev/null 2>&1; then
 		echo "dev.sh: not a git checkout; the tarball's contents" \
 		    "were not compared with git"
-		result=SKIP
-	elif dist_complete; then
-		result=PASS
+		printf ':test-result: SKIP\n' >build/dist/dist-complete.trs
 	else
-		result=FAIL
-		status=1
+		counted build/dist/dist-complete.trs dist_complete || true
 	fi
-	printf ':test-result: %s\n' $result >build/dist/dist-complete.trs
 	if ! deb_pass; then
 		status=1
 		echo "dev.sh: Debian package failures; log build/test/tests/deb.log"
