@@ -29,6 +29,15 @@ ws_port() {
 	    "$T/$1.err" | head -n 1
 }
 
+refused "ws:// is refused, saying how to write it" "without the // of a URL" \
+    "uds:$T/x.sock" ws://127.0.0.1:8088/diag
+refused "origin= takes a page's origin" "give a page's origin" \
+    "uds:$T/x.sock" "ws:127.0.0.1:0/diag,origin=app.example"
+refused "origin= is for listeners" "origin= is for listeners" \
+    "uds:$T/x.sock" "ws:127.0.0.1:1/diag,connect,origin=https://a.example"
+refused "plain ws beyond loopback needs --unsafe-listen" "unsafe-listen" \
+    "uds:$T/x.sock" "ws:*:0/diag"
+
 # --- A browser runtime on a ws listener, a tool on a socket.
 start_dsroute r "uds:$T/tool.sock" "ws:127.0.0.1:0/diag,advertise=any"
 P=$(ws_port r remote)
@@ -182,9 +191,15 @@ check "the daemon stays up" alive h
 stop_dsroute h
 stop hrt 2>/dev/null
 
-# --- origin= allows other pages.
-start_dsroute o "uds:$T/o.sock" \
-    "ws:127.0.0.1:0/diag,origin=https://app.example,origin=http://b.example:8080"
+# --- origin= allows other pages; repeatable, in a configuration file.
+cat >"$T/o.conf" <<EOF
+[browser]
+local = uds:$T/o.sock
+remote = ws:127.0.0.1:0/diag
+remote.origin = https://app.example
+remote.origin = http://b.example:8080
+EOF
+start_dsroute o -f "$T/o.conf"
 P=$(ws_port o remote)
 $WSPEER raw 127.0.0.1 "$P" origin=https://app.example >"$T/raw.out" 2>&1
 like "origin= allows that page" "$(cat "$T/raw.out")" "^status 101"

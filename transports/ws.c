@@ -226,6 +226,11 @@ ws_parse(struct endpoint *ep, const char *addr, char *err, size_t len)
 		return (-1);
 	}
 	ep->t = w;
+	if (strncmp(addr, "//", 2) == 0) {
+		snprintf(err, len, "write %sHOST:PORT/PATH, without the // "
+		    "of a URL", ep->transport->prefixes[0]);
+		return (-1);
+	}
 	start = addr[0] == '[' && strchr(addr, ']') != NULL ?
 	    strchr(addr, ']') : addr;
 	if ((slash = strchr(start, '/')) == NULL)
@@ -711,6 +716,23 @@ refuse(struct conn *c, int status, const char *why)
 	w->phase = PH_REFUSE;
 }
 
+/*
+ * Before closing on a refused request, read what the client sent beyond
+ * what was parsed, within a bound: closing with unread input sends a
+ * reset, which may destroy the answer before the client reads it.
+ */
+static void
+discard_input(struct conn *c)
+{
+	static uint8_t	 buf[16384];
+	size_t		 total = 0;
+	ssize_t		 n;
+
+	while (total < 1024 * 1024 && (n = lower_read(c, buf,
+	    sizeof(buf))) > 0)
+		total += n;
+}
+
 /* A listener reads the upgrade request and answers it. */
 static int
 read_request(struct conn *c)
@@ -829,6 +851,7 @@ ws_handshake(struct conn *c)
 	if ((rv = flush(c)) != 0)
 		return (rv);
 	if (w->phase == PH_REFUSE) {
+		discard_input(c);
 		c->why = w->why;
 		return (IO_ERROR);
 	}
