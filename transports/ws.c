@@ -633,7 +633,11 @@ ws_teardown(struct conn *c)
 	c->tstate = NULL;
 }
 
-/* Read what the socket has into w->in, up to want bytes in all. */
+/*
+ * Read what the socket has into w->in, up to want bytes in all.  Through
+ * one buffer for all connections: w->in gets a chain the size of what
+ * came, and an idle connection holds none.
+ */
 static ssize_t
 fill(struct conn *c, size_t want)
 {
@@ -644,10 +648,8 @@ fill(struct conn *c, size_t want)
 
 	if (have >= want)
 		return (IO_WANT_READ);
-	if (want - have < sizeof(buf))
-		n = lower_read(c, buf, want - have);
-	else
-		n = lower_read(c, buf, sizeof(buf));
+	n = lower_read(c, buf, want - have < sizeof(buf) ? want - have :
+	    sizeof(buf));
 	if (n > 0) {
 		if (evbuffer_add(w->in, buf, n) == -1) {
 			c->error = ENOMEM;
@@ -724,7 +726,7 @@ refuse(struct conn *c, int status, const char *why)
 static void
 discard_input(struct conn *c)
 {
-	static uint8_t	 buf[16384];
+	uint8_t		 buf[4096];
 	size_t		 total = 0;
 	ssize_t		 n;
 
