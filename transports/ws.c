@@ -206,6 +206,7 @@ const struct transport transport_wss = {
 	.prefixes = wss_prefixes,
 	.example = "wss:127.0.0.1:1/",
 	.identities = 1,
+	.tls = 1,
 	.options = wss_options,
 	.noptions = sizeof(wss_options) / sizeof(wss_options[0]),
 	WS_OPS
