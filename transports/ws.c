@@ -110,6 +110,7 @@ struct ws_conn {
 	int			 close_seen;	/* the peer's close frame */
 	int			 read_ended;
 	int			 read_result;
+	int			 full;		/* a read stopped with input left */
 	struct event		*keepalive;
 	uint64_t		 last_in;	/* monotonic ms */
 	char			 key[WS_KEY_LEN + 1];	/* a dialler's */
@@ -510,15 +511,18 @@ add_frame(struct ws_conn *w, int opcode, const uint8_t *p, size_t len)
 	if (w->server) {
 		n = ws_frame_head(head, 1, opcode, len, NULL);
 		if (evbuffer_add(w->pending, head, n) == -1 ||
-		    evbuffer_add(w->pending, p, len) == -1)
+		    (len > 0 && evbuffer_add(w->pending, p, len) == -1))
 			return (-1);
 		return (0);
 	}
 	if (getrandom(key, sizeof(key), 0) != sizeof(key))
 		return (-1);
 	n = ws_frame_head(head, 1, opcode, len, key);
-	if (evbuffer_add(w->pending, head, n) == -1 ||
-	    evbuffer_reserve_space(w->pending, len, &v, 1) != 1)
+	if (evbuffer_add(w->pending, head, n) == -1)
+		return (-1);
+	if (len == 0)
+		return (0);
+	if (evbuffer_reserve_space(w->pending, len, &v, 1) != 1)
 		return (-1);
 	memcpy(v.iov_base, p, len);
 	ws_mask(v.iov_base, len, key, 0);
@@ -830,6 +834,8 @@ read_answer(struct conn *c)
 	}
 	evbuffer_drain(w->in, head);
 	w->phase = PH_OPEN;
+	/* Frames that came with the answer: ws_pending tells the pump. */
+	w->full = evbuffer_get_length(w->in) > 0;
 	return (0);
 }
 
@@ -861,6 +867,7 @@ ws_handshake(struct conn *c)
 	if (w->phase == PH_ANSWER && !w->server)
 		return (read_answer(c));
 	w->phase = PH_OPEN;
+	w->full = evbuffer_get_length(w->in) > 0;
 	return (0);
 }
 
@@ -998,6 +1005,7 @@ ws_read(struct conn *c, void *buf, size_t len)
 	size_t		 done = 0;
 	ssize_t		 n;
 
+	w->full = 0;
 	if (w->read_ended)
 		return (w->read_result);
 	for (;;) {
@@ -1008,8 +1016,11 @@ ws_read(struct conn *c, void *buf, size_t len)
 			n = IO_EOF;
 			break;
 		}
-		if (done == len)
+		if (done == len) {
+			/* The rest waits in w->in: ws_pending says so. */
+			w->full = 1;
 			return (done);
+		}
 		n = fill(c, evbuffer_get_length(w->in) + READ_CHUNK);
 		if (n > 0)
 			continue;
@@ -1033,8 +1044,7 @@ ws_pending(struct conn *c)
 
 	if (w == NULL)
 		return (0);
-	if (w->read_ended || (w->phase == PH_OPEN &&
-	    evbuffer_get_length(w->in) > 0))
+	if (w->read_ended || w->full)
 		return (1);
 	if (w->lower_ops->pending != NULL)
 		LOWER(c, w, n = w->lower_ops->pending(c));
