@@ -80,6 +80,23 @@ is "two browser runtimes parked on one ws listener, by cookie" \
     "$T/r.err" | sort -u | wc -l)" 2
 stop brt 2>/dev/null
 stop brt2 2>/dev/null
+
+# Node's own WebSocket, which the browser runtime uses under Node.
+if node --experimental-websocket -e 'new WebSocket("ws://127.0.0.1:1")' \
+    2>/dev/null; then
+	: >"$T/node.ev"
+	bg node node --experimental-websocket \
+	    "$top_srcdir/tests/helpers/wsnode.cjs" \
+	    "ws://127.0.0.1:$P/diag" "$T/node.ev"
+	wait_for 10 has_line "$T/r.err" "runtime pid $(pid_of node) .*connected"
+	tool "$T/tool.sock" raw $RESUME --chunk 7 --delay-ms 100
+	wait_for 10 has_line "$T/node.ev" "^closed"
+	is "Node's WebSocket (permessage-deflate offered, no Origin) as a runtime" \
+	    "$(sed -n 's/^\(request\|closed\)/\1/p' "$T/node.ev" | tr '\n' ' ')" \
+	    "request 20 whole closed 1000 "
+else
+	skip "Node's WebSocket: this node has none (node 20 or later)"
+fi
 stop_dsroute r
 
 # --- A tool over ws, a runtime on a socket.
