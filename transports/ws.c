@@ -20,7 +20,6 @@
 #include "config.h"
 
 #include <sys/types.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -35,6 +34,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "platform/platform.h"
 #include "router/endpoint.h"
 #include "router/engine.h"
 #include "router/ipc.h"
@@ -515,7 +515,7 @@ add_frame(struct ws_conn *w, int opcode, const uint8_t *p, size_t len)
 			return (-1);
 		return (0);
 	}
-	if (getrandom(key, sizeof(key), 0) != sizeof(key))
+	if (platform_random(key, sizeof(key)) == -1)
 		return (-1);
 	n = ws_frame_head(head, 1, opcode, len, key);
 	if (evbuffer_add(w->pending, head, n) == -1)
@@ -784,16 +784,16 @@ read_request(struct conn *c)
 	return (0);
 }
 
-/* A dialler sends its upgrade request. */
-static void
+/* A dialler sends its upgrade request.  Return -1 without a key. */
+static int
 send_request(struct ws_conn *w)
 {
 	const struct tcp_endpoint	*t = &WS(w->ep)->tls.tcp;
 	const char			*host = tls_dial_name(w->ep);
 	uint8_t				 raw[16];
 
-	if (getrandom(raw, sizeof(raw), 0) != sizeof(raw))
-		memset(raw, 0x5a, sizeof(raw));
+	if (platform_random(raw, sizeof(raw)) == -1)
+		return (-1);
 	ws_base64(raw, sizeof(raw), w->key);
 	evbuffer_add_printf(w->pending, "GET %s HTTP/1.1\r\n"
 	    "Host: %s%s%s:%s\r\nUpgrade: websocket\r\n"
@@ -802,6 +802,7 @@ send_request(struct ws_conn *w)
 	    strchr(host, ':') != NULL ? "[" : "", host,
 	    strchr(host, ':') != NULL ? "]" : "", t->port, w->key);
 	w->phase = PH_ANSWER;
+	return (0);
 }
 
 /* A dialler reads the server's answer. */
@@ -852,8 +853,12 @@ ws_handshake(struct conn *c)
 		w->phase = PH_REQUEST;
 	}
 	if (w->phase == PH_REQUEST) {
-		if (!w->server)
-			send_request(w);
+		if (!w->server) {
+			if (send_request(w) == -1) {
+				c->why = "no random bytes for a WebSocket key";
+				return (IO_ERROR);
+			}
+		}
 		else if ((rv = read_request(c)) != 0)
 			return (rv);
 	}
