@@ -136,6 +136,19 @@ is "connect role: 3 MiB trace with the server's SHA-256" \
 stop_dsroute c
 stop srv 2>/dev/null
 
+# A dialler masks its frames and pings a quiet server.
+: >"$T/raw.ev"
+bg rawsrv $WSPEER rawserver "$T/raw.port" "$T/raw.ev"
+wait_for 10 test -s "$T/raw.port"
+start_dsroute p --ws-ping-interval 0.3 "uds:$T/p.sock" \
+    "ws:127.0.0.1:$(cat "$T/raw.port")/diag,connect"
+tool "$T/p.sock" resume
+is "a dialler's frames: the request, two pings, the close, all masked" \
+    "$(tr '\n' ' ' <"$T/raw.ev")" \
+    "frame 2 masked 20 frame 9 masked 0 frame 9 masked 0 close masked "
+stop_dsroute p
+stop rawsrv 2>/dev/null
+
 # --- Two routers chained over ws.
 start_dsroute b "uds:$T/b-rt.sock" "ws:127.0.0.1:0/diag"
 start_fakert rt2 --connect "$T/b-rt.sock" --stream-bytes 8388608

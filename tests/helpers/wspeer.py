@@ -17,6 +17,9 @@
 #   tool URL split|collect [--expect N]
 #       a tool: ResumeRuntime cut 7 + 13 with pings between; or
 #       CollectTracing2, printing the stream's size and SHA-256.
+#   rawserver PORTFILE EVENTS
+#       a WebSocket server written by hand: logs each frame the router
+#       sends, with its mask bit, and answers after two pings.
 #   raw HOST PORT CASE
 #       a hostile client on a plain socket: prints "status N" for the HTTP
 #       answer, then "close N" for the close code, or "closed".
@@ -285,6 +288,74 @@ def park(s, rest):
     return 0
 
 
+def read_frame(conn, buf):
+    """One frame from conn: (opcode, masked, payload, rest), or None."""
+    while True:
+        if len(buf) >= 2:
+            n, off = buf[1] & 0x7F, 2
+            if n == 126 and len(buf) >= 4:
+                n, off = struct.unpack_from(">H", buf, 2)[0], 4
+            elif n == 127 and len(buf) >= 10:
+                n, off = struct.unpack_from(">Q", buf, 2)[0], 10
+            masked = buf[1] & 0x80
+            end = off + (4 if masked else 0) + n
+            if n < 126 or off > 2:
+                if len(buf) >= end:
+                    mask = buf[off:off + 4] if masked else b"\0\0\0\0"
+                    data = bytes(b ^ mask[i % 4] for i, b in
+                                 enumerate(buf[end - n:end]))
+                    return buf[0] & 0x0F, bool(masked), data, buf[end:]
+        d = conn.recv(65536)
+        if not d:
+            return None
+        buf += d
+
+
+def rawserver(portfile, events):
+    """A WebSocket server by hand: the request as it came, then two pings
+    of the router's (each logged with its mask bit) before the answer."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    with open(portfile + ".tmp", "w") as f:
+        f.write("%d\n" % srv.getsockname()[1])
+    os.rename(portfile + ".tmp", portfile)
+    conn, _ = srv.accept()
+    conn.settimeout(30)
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        buf += conn.recv(4096)
+    head, _, buf = buf.partition(b"\r\n\r\n")
+    key = [l.split(b":", 1)[1].strip() for l in head.split(b"\r\n")
+           if l.lower().startswith(b"sec-websocket-key:")][0]
+    import base64
+    accept = base64.b64encode(hashlib.sha1(
+        key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+    conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket"
+                 b"\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
+                 accept + b"\r\n\r\n")
+    pings = 0
+    while pings < 2:
+        got = read_frame(conn, buf)
+        if got is None:
+            log(events, "closed")
+            return 0
+        op, masked, data, buf = got
+        log(events, "frame %d %s %d" % (op, "masked" if masked else
+                                         "unmasked", len(data)))
+        if op == 9:
+            pings += 1
+            conn.sendall(bytes([0x8A, len(data)]) + data)
+    reply = ok_reply(struct.pack("<I", 0))
+    conn.sendall(bytes([0x82, len(reply)]) + reply + b"\x88\x02\x03\xe8")
+    got = read_frame(conn, buf)
+    while got is not None and got[0] != 8:
+        got = read_frame(conn, got[3])
+    log(events, "close %s" % ("masked" if got and got[1] else "none"))
+    conn.close()
+    return 0
+
+
 def option(args, name, default):
     if name in args:
         i = args.index(name)
@@ -309,6 +380,8 @@ def main(argv):
         return 0
     if cmd == "tool":
         return asyncio.run(tool(args[1], args[2], expect))
+    if cmd == "rawserver":
+        return rawserver(args[1], args[2])
     if cmd == "raw":
         return raw(args[1], int(args[2]), args[3])
     print("usage: see the comment at the top", file=sys.stderr)
