@@ -107,6 +107,9 @@ P=$(ws_port s remote)
 $WSPEER tool "ws://127.0.0.1:$P/diag" split >"$T/wt.out" 2>&1
 is "a tool's request cut 7 + 13 with a ping between is answered" \
     "$(cat "$T/wt.out")" "reply 24 id 0 hresult 0"
+$WSPEER tool "ws://127.0.0.1:$P/diag" fragments >"$T/wt.out" 2>&1
+is "...sent as one message in three fragments, a ping among them" \
+    "$(cat "$T/wt.out")" "reply 24 id 0 hresult 0"
 $WSPEER tool "ws://127.0.0.1:$P/diag" collect --expect $STREAM \
     >"$T/wt.out" 2>&1
 wait_for 10 has_line "$T/rt.ev" "^stream-end "
@@ -206,6 +209,8 @@ hostile huge "close 1009" "frame larger than the router takes"
 hostile reserved "close 1002" "reserved bits set"
 hostile close999 "close 1002" "close code not allowed"
 hostile opcode "close 1002" "unknown opcode"
+hostile cont "close 1002" "continuation of no message"
+hostile interleaved "close 1002" "new message inside a fragmented one"
 $WSPEER raw 127.0.0.1 "$P" ok >"$T/raw.out" 2>&1
 like "an upgrade is answered 101" "$(cat "$T/raw.out")" "^status 101"
 like "...with Cross-Origin-Embedder-Policy: require-corp" \

@@ -14,8 +14,9 @@
 #   server PORTFILE EVENTS [--stream-bytes N]
 #       a WebSocket server the router dials, answering as above, without
 #       an advertise (a runtime that listens).
-#   tool URL split|collect [--expect N]
-#       a tool: ResumeRuntime cut 7 + 13 with pings between; or
+#   tool URL split|fragments|collect [--expect N]
+#       a tool: ResumeRuntime cut 7 + 13 with a ping between, or as one
+#       message in three fragments with a ping among them; or
 #       CollectTracing2, printing the stream's size and SHA-256.
 #   rawserver PORTFILE EVENTS
 #       a WebSocket server written by hand: logs each frame the router
@@ -145,11 +146,20 @@ async def tool(url, what, expect):
     async with websockets.connect(url, ssl=ssl_context(url),
                                   compression=None, max_size=None,
                                   ping_interval=None) as ws:
-        if what == "split":
+        if what in ("split", "fragments"):
             req = header(20, 4, 1)
-            await ws.send(req[:7])
-            await (await ws.ping())
-            await ws.send(req[7:])
+            if what == "split":
+                await ws.send(req[:7])
+                await (await ws.ping())
+                await ws.send(req[7:])
+            else:
+                # One message in three fragments, a ping between two.
+                async def fragments():
+                    yield req[:5]
+                    await ws.ping()
+                    yield req[5:12]
+                    yield req[12:]
+                await ws.send(fragments())
             data = b""
             while len(data) < 24:
                 data += await ws.recv()
@@ -217,6 +227,8 @@ def raw(host, port, case):
             "close999": b"\x88\x82" + mask +
                         bytes(a ^ b for a, b in zip(b"\x03\xe7", mask)),
             "opcode": b"\x83\x80" + mask,
+            "cont": b"\x80\x80" + mask,
+            "interleaved": b"\x02\x80" + mask + b"\x82\x80" + mask,
         }
         frame = frames[case]
     req = "%s %s HTTP/1.1\r\n%s\r\n\r\n" % (method, path, "\r\n".join(headers))
