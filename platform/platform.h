@@ -79,6 +79,7 @@ int		 platform_nonblock(int);
 void		 platform_raise_nofile(void);
 long		 platform_fds_in_use(void);
 long		 platform_unsent(int);
+int		 platform_random(void *, size_t);
 int		 platform_log_fd(int *);
 void		 platform_block_signals(const int *, size_t);
 int		 platform_harden(int, char *, size_t);

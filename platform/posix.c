@@ -23,6 +23,7 @@
 #include <sys/types.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -648,6 +649,27 @@ platform_unsent(int fd)
 	if (ioctl(fd, SIOCOUTQ, &n) == -1)
 		return (-1);
 	return (n);
+}
+
+/*
+ * Fill buf with unpredictable bytes from the kernel (a WebSocket client's
+ * masks and keys).  Return -1 if it would not give them.
+ */
+int
+platform_random(void *buf, size_t len)
+{
+	ssize_t	 n;
+
+	while (len > 0) {
+		if ((n = getrandom(buf, len, 0)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return (-1);
+		}
+		buf = (uint8_t *)buf + n;
+		len -= n;
+	}
+	return (0);
 }
 
 /*

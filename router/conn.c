@@ -282,7 +282,7 @@ conn_handshake(struct conn *c)
 	rv = c->transport->handshake(c);
 	if (rv == 0) {
 		c->handshaking = 0;
-		if (!c->transport->plain)
+		if (c->transport->tls)
 			metrics.tls_handshakes++;
 		return (session_conn_ready(c));
 	}
@@ -291,7 +291,7 @@ conn_handshake(struct conn *c)
 	else if (rv == IO_WANT_WRITE)
 		c->rwant_write = 1;
 	else {
-		if (!c->transport->plain)
+		if (c->transport->tls)
 			metrics.tls_failures++;
 		return (session_conn_failed(c, "handshake"));
 	}

@@ -899,7 +899,7 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 	case S_CLASSIFY:
 		c = s->conn[SIDE_LOCAL].fd != -1 ? &s->conn[SIDE_LOCAL] :
 		    &s->conn[SIDE_REMOTE];
-		if (c->handshaking && !c->transport->plain)
+		if (c->handshaking && c->transport->tls)
 			metrics.tls_failures++;
 		if (c->handshaking)
 			snprintf(reason, sizeof(reason), "%s handshake not "
@@ -929,7 +929,7 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 			(void)session_conn_failed(c, "connect");
 			return;
 		}
-		if (c->handshaking && !c->transport->plain)
+		if (c->handshaking && c->transport->tls)
 			metrics.tls_failures++;
 		if (c->handshaking)
 			snprintf(reason, sizeof(reason), "handshake with %s "

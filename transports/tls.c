@@ -79,6 +79,7 @@ const struct transport transport_tls = {
 	.prefixes = tls_prefixes,
 	.example = "tls:127.0.0.1:1",
 	.identities = 1,
+	.tls = 1,
 	.options = tls_options,
 	.noptions = sizeof(tls_options) / sizeof(tls_options[0]),
 	.parse = tls_parse,
