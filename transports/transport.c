@@ -17,11 +17,15 @@
 extern const struct transport	 transport_uds;
 extern const struct transport	 transport_tcp;
 extern const struct transport	 transport_tls;
+extern const struct transport	 transport_ws;
+extern const struct transport	 transport_wss;
 
 static const struct transport *const transports[] = {
 	&transport_uds,
 	&transport_tcp,
 	&transport_tls,
+	&transport_ws,
+	&transport_wss,
 };
 
 /* Transports this build or this system does not have, and why. */
@@ -93,7 +97,7 @@ transport_option_elsewhere(const char *name)
 	return (0);
 }
 
-/* The first prefix of each transport, as "uds:, tcp: or tls:". */
+/* The first prefix of each transport, as "uds:, tcp:, tls:, ws: or wss:". */
 void
 transport_prefixes(char *buf, size_t len)
 {

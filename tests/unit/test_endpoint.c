@@ -170,7 +170,7 @@ test_types(void)
 {
 	ok(refused("pipe:dotnet", "Windows"), "pipe: Windows only");
 	ok(refused("namedpipe:dotnet", "Windows"), "namedpipe: Windows only");
-	ok(refused("/tmp/a.sock", "starts with uds:, tcp: or tls:"),
+	ok(refused("/tmp/a.sock", "starts with uds:, tcp:, tls:, ws: or wss:"),
 	    "no type");
 }
 

@@ -118,7 +118,7 @@ main(void)
 				break;
 		ok(j == i, "%s: named once", all[i]->name);
 	}
-	ok(transport_find("ws:x", &i) == NULL &&
+	ok(transport_find("quic:x", &i) == NULL &&
 	    transport_unavailable("pipe:dotnet") != NULL,
 	    "no transport for an unknown prefix; named pipes say why not");
 	return (tap_done());
