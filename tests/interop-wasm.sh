@@ -50,11 +50,11 @@ runtimes() {
 	    -ge "$2" ]
 }
 
-# audited ROUTER ROUTE PID COMMAND: the router's audit line for a session
-# of COMMAND on ROUTE names the runtime PID.
+# audited ROUTER ROUTE PID COMMAND: the router's line for a session of
+# COMMAND (an ERE) on ROUTE names the runtime PID.
 audited() {
 	has_line "$T/$1.err" \
-	    "route=$2 .*runtime_pid=$3 .*command=$4 "
+	    "^info: session [0-9]+: route=$2 command=$4 .* runtime_pid=$3 "
 }
 
 # trace NAME SOCKET: dotnet-trace collect the app's events for 4 s
@@ -125,9 +125,9 @@ rb=$(field pid "$T/pib.out")
 like "two runtimes: two pids" "$ra $rb" "^([0-9]+) [0-9]+\$"
 check "... not the same" test "$ra" != "$rb"
 check "route a's audit line names runtime $ra" \
-    wait_for 10 audited rt a "$ra" ProcessInfo
+    wait_for 10 audited rt a "$ra" 'ProcessInfo[0-9]*'
 check "route b's audit line names runtime $rb" \
-    wait_for 10 audited rt b "$rb" ProcessInfo
+    wait_for 10 audited rt b "$rb" 'ProcessInfo[0-9]*'
 
 if [ -n "$TRACE" ]; then
 	traced ta "$T/a.sock" wa
@@ -167,7 +167,7 @@ stop_dsroute rt
 
 make_base_certs
 if ! start_dsroute rs -v info "uds:$T/s.sock" \
-    "wss:127.0.0.1:0/diagnostics,$(cert server),verify=none,advertise=addr:127.0.0.1"; then
+    "wss:127.0.0.1:0/diagnostics,$(cert localhost),verify=none,advertise=addr:127.0.0.1"; then
 	skip "wss:" "the router did not start with a wss: listener"
 	done_testing
 	exit
