@@ -14,7 +14,9 @@
 #    that dialled), so each runtime has a route of its own, [a] and [b],
 #    each a ws: listener with its path and a Unix socket for the tools;
 #    both traced at once, each trace holds only its own runtime's events;
-#  - over wss:, Node trusting the test CA (NODE_EXTRA_CA_CERTS).
+#  - over wss:, Node trusting the test CA (NODE_EXTRA_CA_CERTS);
+#  - in Debian's headless Chromium, the page served from loopback (its
+#    Origin is the router's host), where chromium is installed.
 #
 # The runtime never redials: the router listens before the app starts.
 
@@ -190,5 +192,35 @@ fi
 check "runtime wt still runs" alive wt
 stop wt
 stop_dsroute rs
+
+# --- Chromium: a page served from loopback -------------------------------
+
+if ! command -v chromium >/dev/null 2>&1; then
+	skip "the browser runtime in Chromium" "no chromium (Debian's chromium)"
+	done_testing
+	exit
+fi
+start_dsroute rc -v info "uds:$T/c.sock" \
+    "ws:127.0.0.1:0/diagnostics,advertise=addr:127.0.0.1"
+pc=$(ws_port rc /diagnostics)
+check "the app is served over HTTP" serve_wasm
+start_chromium wc "ws://127.0.0.1:$pc/diagnostics"
+check "browser runtime wc starts in headless Chromium" \
+    wait_for 60 chromium_ready wc
+check "... and dials the router, its page's Origin accepted" \
+    wait_for 30 runtimes rc 1
+check "ProcessInfo from Chromium's runtime (dsclient)" \
+    client pic --timeout 60 --port "$T/c.sock,connect" processinfo
+like "... it answers, as /managed dswasm" "$(cat "$T/pic.out")" \
+    "cmdline=/managed dswasm"
+if [ -n "$TRACE" ]; then
+	traced tc "$T/c.sock" wc
+else
+	skip "dotnet-trace of Chromium's runtime" "no dotnet-trace"
+fi
+check "Chromium still runs" alive wc
+stop wc
+stop http
+stop_dsroute rc
 
 done_testing

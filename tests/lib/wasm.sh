@@ -73,3 +73,29 @@ start_wasm() {
 wasm_ready() {
 	has_line "$T/$1.out" "^dswasm-$1 ready"
 }
+
+# serve_wasm: serve the app over HTTP on a port of loopback, in $HTTP_PORT.
+serve_wasm() {
+	bg http python3 -u -m http.server 0 --bind 127.0.0.1 \
+	    --directory "$WWWROOT"
+	wait_for 10 has_line "$T/http.out" '^Serving HTTP on 127\.0\.0\.1 port' ||
+	    return 1
+	HTTP_PORT=$(sed -n 's/^Serving HTTP on [^ ]* port \([0-9]*\).*/\1/p' \
+	    "$T/http.out")
+}
+
+# start_chromium NAME URL: dswasm in Debian's headless Chromium, the page
+# served by serve_wasm, dialling URL; the page's console is in
+# $T/NAME.err.  Headless, the page runs in real time until it is killed.
+start_chromium() {
+	mkdir -p "$T/$1.profile"
+	bg "$1" timeout 600 chromium --headless --no-sandbox --disable-gpu \
+	    --no-first-run --user-data-dir="$T/$1.profile" \
+	    --enable-logging=stderr --v=0 \
+	    "http://127.0.0.1:$HTTP_PORT/index.html?DOTNET_DiagnosticPorts=$2&DSWASM_NAME=dswasm-$1&DSWASM_SECONDS=600"
+}
+
+# chromium_ready NAME: Main of dswasm NAME has run in Chromium.
+chromium_ready() {
+	has_line "$T/$1.err" "\"dswasm-$1 ready"
+}
