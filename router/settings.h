@@ -19,6 +19,7 @@ struct settings {
 	int		 log_format;	/* enum log_format */
 	int		 handshake_timeout_ms;
 	int		 tls_handshake_timeout_ms;
+	int		 ws_ping_interval_ms; /* keepalive */
 	int		 connect_timeout_ms;
 	int		 backend_wait_ms;
 	int		 close_timeout_ms;

@@ -39,6 +39,7 @@
 #include "router/engine.h"
 #include "router/ipc.h"
 #include "router/log.h"
+#include "router/settings.h"
 #include "router/util.h"
 #include "transports/socket.h"
 #include "transports/tls.h"
@@ -60,13 +61,6 @@
 
 /* What a read asks of the socket at a time. */
 #define READ_CHUNK	(64 * 1024)
-
-/*
- * A ping after this long without a byte from the peer: a browser runtime
- * never dials again once its connection is cut, and proxies and NATs cut
- * idle ones.
- */
-#define KEEPALIVE_MS	20000
 
 extern const struct transport	 transport_tcp;
 extern const struct transport	 transport_tls;
@@ -554,6 +548,12 @@ fail(struct conn *c, int code, const char *why)
 	return (IO_ERROR);
 }
 
+/*
+ * --ws-ping-interval: a ping when the peer was quiet, on every WebSocket
+ * connection, parked ones above all.  A browser runtime never dials again
+ * once its connection is cut, and proxies and NATs cut quiet ones; it
+ * answers a ping itself, the browser's WebSocket does.
+ */
 static void
 keepalive_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -561,7 +561,7 @@ keepalive_cb(evutil_socket_t fd, short what, void *arg)
 	struct conn	 c;
 
 	if (w->phase != PH_OPEN || w->close_sent ||
-	    now_ms() - w->last_in < KEEPALIVE_MS)
+	    now_ms() - w->last_in < (uint64_t)settings.ws_ping_interval_ms / 2)
 		return;
 	/* Not tied to a conn, which may move: one stands in to send. */
 	memset(&c, 0, sizeof(c));
@@ -605,7 +605,7 @@ ws_setup(struct conn *c, int accepted)
 		c->error = ENOMEM;
 		return (-1);
 	}
-	timeval_ms(&tv, KEEPALIVE_MS / 2);
+	timeval_ms(&tv, settings.ws_ping_interval_ms);
 	event_add(w->keepalive, &tv);
 	return (0);
 }
