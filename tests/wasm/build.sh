@@ -19,7 +19,7 @@
 #
 # Everything lands outside the clone, in $DSWASM_CACHE
 # (~/.cache/dsroute/wasm by default):
-#   trixie-sdk$SDK-em$EM/      the chroot (about 5.5 GB), made once
+#   trixie-sdk$SDK-em$EM/      the chroot (about 3.2 GB), made once
 #   dswasm-sdk$SDK-em$EM-$HASH/wwwroot   the published app (about 6 MB)
 #   lock                       held while building: one build at a time
 # $HASH covers the app's sources and this script.  Each step leaves a stamp,
@@ -133,7 +133,8 @@ if step emscripten; then
 	in_root 'update-ca-certificates >/dev/null
 	    apt-get update -qq
 	    apt-get install -y -qq --no-install-recommends emscripten nodejs \
-	        python3 libicu76 libssl3t64 zlib1g >/dev/null'
+	        python3 libicu76 libssl3t64 zlib1g >/dev/null
+	    apt-get clean'
 	v=$(in_root "dpkg-query -W -f '\${Version}' emscripten")
 	case $v in
 	$EMSCRIPTEN_VERSION+* | $EMSCRIPTEN_VERSION-*) ;;
@@ -141,7 +142,8 @@ if step emscripten; then
 	esac
 	# The layout the workload expects of an emsdk: bin/ the LLVM tools,
 	# emscripten/ emcc, node/bin/node; and a writable emscripten cache,
-	# where the first link builds the wasm-EH libraries the runtime uses.
+	# where the first link builds the wasm-EH libraries the runtime uses:
+	# Debian's own (frozen) one, moved, which nothing else here reads.
 	llvm=$(in_root 'ls -d /usr/lib/llvm-* | sort -V | tail -n 1')
 	mkdir -p "$root/opt/emsdk/bin" "$root/opt/emsdk/node/bin"
 	for t in clang clang++ wasm-ld llvm-ar llvm-nm llvm-objcopy \
@@ -151,8 +153,10 @@ if step emscripten; then
 	ln -sfn /usr/bin/wasm-opt "$root/opt/emsdk/bin/wasm-opt"
 	ln -sfn /usr/share/emscripten "$root/opt/emsdk/emscripten"
 	ln -sfn /usr/bin/node "$root/opt/emsdk/node/bin/node"
-	rm -rf "$root/opt/emcache"
-	cp -a "$root/usr/share/emscripten/cache" "$root/opt/emcache"
+	if [ ! -d "$root/opt/emcache" ]; then
+		mv "$root/usr/share/emscripten/cache" "$root/opt/emcache"
+		ln -s /opt/emcache "$root/usr/share/emscripten/cache"
+	fi
 	done_step emscripten
 fi
 
