@@ -19,7 +19,7 @@
 #
 # Everything lands outside the clone, in $DSWASM_CACHE
 # (~/.cache/dsroute/wasm by default):
-#   trixie-sdk$SDK-em$EM/      the chroot (about 3.2 GB), made once
+#   trixie-sdk$SDK-em$EM/      the chroot (about 3.3 GB), made once
 #   dswasm-sdk$SDK-em$EM-$HASH/wwwroot   the published app (about 6 MB)
 #   lock                       held while building: one build at a time
 # $HASH covers the app's sources and this script.  Each step leaves a stamp,
@@ -103,8 +103,9 @@ done_step() {
 }
 
 # in_root COMMAND: run a shell command in the chroot, /proc and /dev
-# mounted for it alone.
+# mounted for it alone, with the host's name resolution of the moment.
 in_root() {
+	cp /etc/resolv.conf "$root/etc/resolv.conf"
 	unshare --mount --propagation private sh -c '
 	    mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" &&
 	    exec chroot "$0" env HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
@@ -124,9 +125,8 @@ if step debootstrap; then
 fi
 
 if step emscripten; then
-	# Name resolution and this host's extra CAs (an egress proxy's), so
-	# that apt and NuGet in the chroot see what the host sees.
-	cp /etc/resolv.conf "$root/etc/resolv.conf"
+	# This host's extra CAs (an egress proxy's), so that apt and NuGet
+	# in the chroot trust what the host trusts.
 	for c in /usr/local/share/ca-certificates/*.crt; do
 		[ -f "$c" ] && cp "$c" "$root/usr/local/share/ca-certificates/"
 	done
