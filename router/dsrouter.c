@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * The dotnet-dsrouter command line: its four commands and four presets,
+ * The dotnet-dsrouter command line: its six commands and four presets,
  * with its options spelled every way System.CommandLine takes them, made
  * into routes for the daemon (daemon_run()).  Around the routes it does what
  * dotnet-dsrouter does: a default IPC socket that `dotnet-trace -p PID`
@@ -52,6 +52,7 @@
 #define O_SERIAL	0x020
 #define O_UNSAFE	0x040
 #define O_COMMON	0x080	/* -rt, -v, -i, -bsig, --parentprocess */
+#define O_WS		0x100	/* the runtime's side is a WebSocket server */
 
 struct command {
 	const char		*name;
@@ -78,6 +79,13 @@ static const struct command commands[] = {
 	{ "client-client", MODE_CLIENT_CLIENT,
 	    O_IPCC | O_TCPC | O_FORWARD | O_COMMON,
 	    NULL, FORWARD_NONE, NULL, NULL, 0 },
+	/* Browser runtimes dial a WebSocket server in both. */
+	{ "server-websocket", MODE_SERVER_SERVER,
+	    O_IPCS | O_WS | O_UNSAFE | O_COMMON,
+	    NULL, FORWARD_NONE, NULL, NULL, 0 },
+	{ "client-websocket", MODE_CLIENT_SERVER,
+	    O_IPCC | O_WS | O_UNSAFE | O_COMMON,
+	    NULL, FORWARD_NONE, NULL, NULL, 0 },
 	{ "android", MODE_SERVER_SERVER, O_SERIAL | O_COMMON,
 	    "127.0.0.1:9001", FORWARD_ADB_REVERSE, "android device",
 	    "127.0.0.1", 9000 },
@@ -90,10 +98,6 @@ static const struct command commands[] = {
 	{ "ios-sim", MODE_SERVER_CLIENT, O_COMMON,
 	    "127.0.0.1:9000", FORWARD_NONE, "ios simulator",
 	    "127.0.0.1", 9000 },
-};
-
-static const char *const websocket_commands[] = {
-	"server-websocket", "client-websocket"
 };
 
 enum {
@@ -150,6 +154,8 @@ static const struct {
 /* What the command line asked for. */
 static const struct command	*cmd;
 static const char	*ipc_client, *ipc_server, *tcp_client, *tcp_server;
+static const char	*web_socket_url;
+static char		*web_socket;	/* HOST:PORT/PATH of the -ws URL */
 static int		 runtime_timeout_s = -1;
 static const char	*forward_name;
 static int		 show_info;
@@ -184,7 +190,7 @@ usage(int status)
 	fprintf(status == 0 ? stdout : stderr,
 	    "usage: dsroute COMMAND [options]      (also as dotnet-dsrouter)\n"
 	    "\n"
-	    "commands (local IPC side first, then the runtime's TCP side):\n"
+	    "commands (local IPC side first, then the runtime's side):\n"
 	    "  client-server  -ipcc PATH [-tcps HOST:PORT]   a listening tool; "
 	    "the runtime dials\n"
 	    "  server-server  [-ipcs PATH] [-tcps HOST:PORT] tools connect; "
@@ -193,6 +199,10 @@ usage(int status)
 	    "the runtime listens\n"
 	    "  client-client  -ipcc PATH -tcpc HOST:PORT     a listening tool; "
 	    "the runtime listens\n"
+	    "  server-websocket [-ipcs PATH] [-ws URL]        tools connect; "
+	    "a browser runtime dials\n"
+	    "  client-websocket -ipcc PATH [-ws URL]         a listening tool; "
+	    "a browser runtime dials\n"
 	    "presets (IPC server at the default path, found with -p PID):\n"
 	    "  android        TCP server 127.0.0.1:9001, adb reverse tcp:9000 "
 	    "tcp:9001\n"
@@ -210,6 +220,9 @@ usage(int status)
 	    "  -tcpc, --tcp-client HOST:PORT where the runtime listens\n"
 	    "  -tcps, --tcp-server HOST:PORT where the runtime dials "
 	    "(default 127.0.0.1:0)\n"
+	    "  -ws, --web-socket URL         where browser runtimes dial "
+	    "(default\n"
+	    "                                ws://127.0.0.1:8088/diagnostics)\n"
 	    "  -rt, --runtime-timeout SEC    stop if no runtime is seen within "
 	    "SEC\n"
 	    "  -fp, --forward-port Android|iOS  forward the port to a device "
@@ -220,8 +233,8 @@ usage(int status)
 	    "info, debug, trace\n"
 	    "  -i, --info                    print how to start the "
 	    "application and the tool\n"
-	    "      --unsafe-listen           allow plaintext TCP beyond "
-	    "loopback\n"
+	    "      --unsafe-listen           allow plaintext TCP or ws "
+	    "beyond loopback\n"
 	    "Options also take the forms --opt:value and --opt=value.  "
 	    "Type q and Enter to quit.\n"
 	    "\n"
@@ -237,11 +250,6 @@ is_command(const char *name)
 
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(name, commands[i].name) == 0)
-			return (1);
-	}
-	for (i = 0; i < sizeof(websocket_commands) /
-	    sizeof(websocket_commands[0]); i++) {
-		if (strcmp(name, websocket_commands[i]) == 0)
 			return (1);
 	}
 	return (0);
@@ -405,6 +413,77 @@ tcp_option(const char *option, char *v)
 	return (check_value(option, v));
 }
 
+/*
+ * A WebSocket URL as dotnet-dsrouter takes it, ws:// or http://, made into
+ * a ws: endpoint's HOST:PORT/PATH; its port is 80 if it names none.  Its
+ * host is checked once all options are read (--unsafe-listen).
+ */
+static char *
+ws_option(const char *v)
+{
+	const char	*rest, *host_end, *path;
+	char		*out;
+	int		 has_port;
+
+	if (strncasecmp(v, "ws://", 5) == 0)
+		rest = v + 5;
+	else if (strncasecmp(v, "http://", 7) == 0)
+		rest = v + 7;
+	else if (strncasecmp(v, "wss://", 6) == 0 ||
+	    strncasecmp(v, "https://", 8) == 0)
+		fatalx("--web-socket %s: wss needs a certificate, which this "
+		    "command line cannot give; use a wss: endpoint with cert= "
+		    "and key= (see dsroute(1))", v);
+	else
+		fatalx("--web-socket %s: give ws://HOST:PORT/PATH", v);
+	check_value("web-socket", rest);
+	host_end = rest[0] == '[' && strchr(rest, ']') != NULL ?
+	    strchr(rest, ']') + 1 : rest + strcspn(rest, ":/");
+	if (host_end == rest)
+		fatalx("--web-socket %s: give a host", v);
+	path = host_end + strcspn(host_end, "/");
+	has_port = *host_end == ':';
+	if (asprintf(&out, "%.*s%s%s", (int)(path - rest), rest,
+	    has_port ? "" : ":80", *path == '/' ? path : "/") == -1)
+		fatalx("out of memory");
+	return (out);
+}
+
+/*
+ * A wildcard host listens on every interface, where anyone who reaches the
+ * port controls the runtime: only with --unsafe-listen, "*" and "+" (which
+ * dotnet-dsrouter's URLs allow) meaning 0.0.0.0.
+ */
+static void
+ws_check_host(void)
+{
+	static const char *const wildcards[] = {
+		"*", "+", "0.0.0.0", "[::]"
+	};
+	char	*out;
+	size_t	 i, len;
+
+	for (i = 0; i < sizeof(wildcards) / sizeof(wildcards[0]); i++) {
+		len = strlen(wildcards[i]);
+		if (strncmp(web_socket, wildcards[i], len) == 0 &&
+		    web_socket[len] == ':')
+			break;
+	}
+	if (i == sizeof(wildcards) / sizeof(wildcards[0]))
+		return;
+	if (!settings.unsafe_listen)
+		fatalx("--web-socket %s: refusing a wildcard host: it listens "
+		    "on every interface, where anyone who reaches it could "
+		    "control the runtime; give 127.0.0.1, or pass "
+		    "--unsafe-listen", web_socket_url);
+	if (i < 2) {
+		if (asprintf(&out, "0.0.0.0%s", web_socket + 1) == -1)
+			fatalx("out of memory");
+		free(web_socket);
+		web_socket = out;
+	}
+}
+
 /* Refuse an option the command does not take, as System.CommandLine does. */
 static void
 need(unsigned bit, const char *option)
@@ -464,8 +543,11 @@ parse_options(int argc, char *argv[])
 			settings.unsafe_listen = 1;
 			break;
 		case OPT_WEB_SOCKET:
-			fatalx("--web-socket: WebSocket endpoints are not "
-			    "supported");
+			need(O_WS, "--web-socket");
+			free(web_socket);
+			web_socket = ws_option(optarg);
+			web_socket_url = optarg;
+			break;
 		case 'v':
 			if (log_level_parse(optarg, &level) == -1)
 				fatalx("--verbose %s: give none, critical, "
@@ -628,14 +710,19 @@ make_routes(void)
 		snprintf(path, sizeof(path), "%s", ipc_listens ? ipc_server :
 		    ipc_client);
 	/*
-	 * As dotnet-dsrouter has it: the TCP server is where runtimes dial,
-	 * any that reach it (on loopback unless --unsafe-listen); the IPC
-	 * client reaches a tool that listens.
+	 * As dotnet-dsrouter has it: the TCP or WebSocket server is where
+	 * runtimes dial, any that reach it (on loopback unless
+	 * --unsafe-listen); the IPC client reaches a tool that listens.
 	 */
 	snprintf(local, sizeof(local), "uds:%s,%s", path, ipc_listens ?
 	    "listen" : "connect,peer=tool");
-	snprintf(remote, sizeof(remote), "tcp:%s,%s", tcp, tcp_listens ?
-	    "listen,advertise=any" : "connect,peer=runtime");
+	if (cmd->options & O_WS)
+		snprintf(remote, sizeof(remote), "ws:%s,listen,advertise=any",
+		    web_socket);
+	else
+		snprintf(remote, sizeof(remote), "tcp:%s,%s", tcp,
+		    tcp_listens ? "listen,advertise=any" :
+		    "connect,peer=runtime");
 	if ((main_route = route_new(cmd->name, local, remote, err,
 	    sizeof(err))) == NULL)
 		fatalx("%s", err);
@@ -737,6 +824,25 @@ app_address(char *host, size_t len, int *port)
 		snprintf(host, len, "THIS-HOST");
 }
 
+/* The --info text for a browser app, which takes no suspend. */
+static void
+print_ws_info(const char *tool)
+{
+	struct endpoint	*ws = &main_route->endpoint[SIDE_REMOTE];
+	long		 pid = (long)getpid();
+
+	printf("How to connect current dsroute pid=%ld with a browser app and "
+	    "diagnostics tooling.\n", pid);
+	printf("Start the app (its .NET runtime built with the diagnostic "
+	    "server) with this environment variable set:\n");
+	printf("DOTNET_DiagnosticPorts=ws://%s\n", strchr(ws->name, ':') + 1);
+	if (tool != NULL)
+		printf("Run diagnostic tool connecting the app through dsroute "
+		    "pid=%ld:\n%s\n", pid, tool);
+	printf("See dsroute(1) for additional details and examples.\n\n");
+	fflush(stdout);
+}
+
 /* Print dotnet-dsrouter's --info text for the main route. */
 static void
 print_info(void)
@@ -748,7 +854,6 @@ print_info(void)
 	int		 app_listens = cmd->mode == MODE_SERVER_CLIENT ||
 			    cmd->mode == MODE_CLIENT_CLIENT;
 
-	app_address(host, sizeof(host), &port);
 	if (default_ipc)
 		snprintf(tool, sizeof(tool), "dotnet-trace collect -p %ld",
 		    (long)getpid());
@@ -762,6 +867,11 @@ print_info(void)
 	/* A tool that launched us knows how it connects. */
 	if (parent != NULL)
 		tool_line = NULL;
+	if (cmd->options & O_WS) {
+		print_ws_info(tool_line);
+		return;
+	}
+	app_address(host, sizeof(host), &port);
 	preset_howto(stdout, cmd->device != NULL ? cmd->device :
 	    "the target host", host, port, app_listens, tool_line);
 }
@@ -773,12 +883,14 @@ dsrouter_start(void)
 	struct endpoint	*tcp = &main_route->endpoint[SIDE_REMOTE];
 	struct timeval	 tv;
 
+	const char	*kind = cmd->options & O_WS ? "WebSocket" : "tcp";
+
 	if (tcp->role == ROLE_LISTEN &&
 	    tcp->transport->exposure(tcp) != EXPOSURE_NONE)
-		log_warning("Binding tcp server endpoint to anything except "
+		log_warning("Binding %s server endpoint to anything except "
 		    "loopback interface (localhost, 127.0.0.1 or [::1]) is NOT "
-		    "recommended. Any connections towards tcp server endpoint "
-		    "will be unauthenticated and unencrypted.");
+		    "recommended. Any connections towards %s server endpoint "
+		    "will be unauthenticated and unencrypted.", kind, kind);
 	if (default_ipc)
 		log_info("tools find this router with -p %ld: dotnet-trace "
 		    "collect -p %ld, or dotnet-trace ps", (long)getpid(),
@@ -884,6 +996,8 @@ dsrouter_status(int rv)
 {
 	free_args(args);
 	args = NULL;
+	free(web_socket);
+	web_socket = NULL;
 	return (forward.failed ? 1 : rv);
 }
 
@@ -907,19 +1021,14 @@ dsrouter_frontend(int argc, char *argv[])
 		    PACKAGE_VERSION);
 		exit(0);
 	}
-	for (i = 0; i < sizeof(websocket_commands) /
-	    sizeof(websocket_commands[0]); i++) {
-		if (strcmp(argv[1], websocket_commands[i]) == 0)
-			fatalx("%s: WebSocket endpoints are not supported",
-			    argv[1]);
-	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[1], commands[i].name) == 0)
 			cmd = &commands[i];
 	}
 	if (cmd == NULL)
 		fatalx("%s: unknown command; give client-server, "
-		    "server-server, server-client, client-client, android, "
+		    "server-server, server-client, client-client, "
+		    "server-websocket, client-websocket, android, "
 		    "android-emu, ios or ios-sim", argv[1]);
 
 	sigemptyset(&blocked);
@@ -945,6 +1054,12 @@ dsrouter_frontend(int argc, char *argv[])
 		    cmd->name);
 	if (tcp_server == NULL)
 		tcp_server = "127.0.0.1:0";
+	if ((cmd->options & O_WS) && web_socket == NULL) {
+		web_socket_url = "ws://127.0.0.1:8088/diagnostics";
+		web_socket = ws_option(web_socket_url);
+	}
+	if (cmd->options & O_WS)
+		ws_check_host();
 
 	plan_forwarding();
 	if (forward_prepare(&forward, err, sizeof(err)) == -1)

@@ -80,6 +80,91 @@ fi
 stop_dsroute cc
 stop rtcc
 
+# The WebSocket commands: a browser runtime (python3-websockets playing
+# it, tests/helpers/wspeer.py) dials the router's ws: server.
+RESUME=444f544e45545f4950435f563100140004010000
+WSPEER="/usr/bin/python3 $top_srcdir/tests/helpers/wspeer.py"
+
+# ws_port NAME: the port of the command's ws: server.
+ws_port() {
+	sed -n 's/^info: remote ws:.*:\([0-9][0-9]*\)\/[^ ]*: listening.*/\1/p' \
+	    "$T/$1.err" | head -n 1
+}
+
+n=0
+for spelling in "-ipcs @ -ws ws://127.0.0.1:0/diag" \
+    "--ipc-server:@ --web-socket=ws://127.0.0.1:0/diag" \
+    "-ipcs=@ -ws:http://127.0.0.1:0/diag" \
+    "--ipc-server @ --web-socket WS://127.0.0.1:0"; do
+	n=$((n + 1))
+	args=$(echo "$spelling" | sed "s|@|$T/sw$n.sock|")
+	# shellcheck disable=SC2086
+	dsr sw$n /dev/null server-websocket $args || continue
+	path=/diag
+	[ $n -eq 4 ] && path=/
+	check "server-websocket $spelling: a ws: server on $path" has_line \
+	    "$T/sw$n.err" "^info: remote ws:127\\.0\\.0\\.1:[0-9]+$path: listening"
+	check "server-websocket $spelling: the IPC server" has_line \
+	    "$T/sw$n.err" "^info: local uds:$T/sw$n\\.sock: listening"
+	[ $n -eq 1 ] || stop_dsroute sw$n
+done
+mode_is "server-websocket" server-websocket sw1 server-server
+if /usr/bin/python3 -c 'import websockets' 2>/dev/null; then
+	: >"$T/swrt.ev"
+	bg swrt $WSPEER runtime "ws://127.0.0.1:$(ws_port sw1)/diag" \
+	    "$T/swrt.ev" --connections 2
+	check "server-websocket: the browser runtime's advertise is taken" \
+	    wait_for 10 has_line "$T/sw1.err" "connected on ws:127"
+	tool "$T/sw1.sock,connect" raw $RESUME
+	like "server-websocket: a tool's request through -ipcs is answered" \
+	    "$(cat "$T/tool.out")" "^reply 444f544e45545f4950435f5631001800ff00"
+	is "server-websocket: ...by the browser runtime, as one message" \
+	    "$(grep -c '^request 20 whole 4 1$' "$T/swrt.ev")" 1
+else
+	skip "server-websocket: a browser runtime routed" \
+	    "python3-websockets is not installed (dev.sh installs it)"
+fi
+stop_dsroute sw1
+
+# client-websocket: a tool listens on -ipcc; the browser runtime dials.
+if /usr/bin/python3 -c 'import websockets' 2>/dev/null; then
+	bg ltcw "$FAKETOOL" --timeout 30 "$T/cw.sock,listen" raw $RESUME
+	wait_for 10 test -S "$T/cw.sock" || fail "the listening tool is up"
+	dsr cw /dev/null client-websocket -ipcc "$T/cw.sock" \
+	    -ws ws://127.0.0.1:0/diag &&
+	mode_is "client-websocket" client-websocket cw client-server
+	: >"$T/cwrt.ev"
+	bg cwrt $WSPEER runtime "ws://127.0.0.1:$(ws_port cw)/diag" \
+	    "$T/cwrt.ev" --connections 1
+	if wait "$(pid_of ltcw)"; then
+		like "client-websocket: the listening tool's request is answered" \
+		    "$(cat "$T/ltcw.out")" \
+		    "^reply 444f544e45545f4950435f5631001800ff00"
+	else
+		fail "client-websocket: the listening tool's request is answered" \
+		    "$(cat "$T/ltcw.out" "$T/ltcw.err")"
+	fi
+	is "client-websocket: ...by the browser runtime, as one message" \
+	    "$(grep -c '^request 20 whole 4 1$' "$T/cwrt.ev")" 1
+	stop_dsroute cw
+else
+	skip "client-websocket: a browser runtime routed" \
+	    "python3-websockets is not installed (dev.sh installs it)"
+fi
+
+# The default -ws is dotnet-dsrouter's, when its port is free here.
+if ! /usr/bin/python3 -c 'import socket
+socket.socket().bind(("127.0.0.1", 8088))' 2>/dev/null; then
+	skip "server-websocket: the default -ws" "port 8088 is in use here"
+elif dsr swd /dev/null server-websocket -rt 600; then
+	check "server-websocket: -ws defaults to ws://127.0.0.1:8088/diagnostics" \
+	    has_line "$T/swd.err" \
+	    '^info: remote ws:127\.0\.0\.1:8088/diagnostics: listening'
+	check "server-websocket: -ipcs defaults to the -p socket" has_line \
+	    "$T/swd.err" "^info: tools find this router with -p $(pid_of swd):"
+	stop_dsroute swd
+fi
+
 # Installed as dotnet-dsrouter: chosen by its name, whatever follows.
 ln -s "$DSROUTE" "$T/dotnet-dsrouter"
 like "as dotnet-dsrouter: --version" "$("$T/dotnet-dsrouter" --version)" \
@@ -112,10 +197,29 @@ refused "client-server without -ipcc" 'needs --ipc-client' client-server
 refused "client-client without -ipcc" 'needs --ipc-client' client-client \
     -tcpc 127.0.0.1:1
 refused "server-client without -tcpc" 'needs --tcp-client' server-client
-refused "a WebSocket command" 'WebSocket endpoints are not supported' \
-    server-websocket
-refused "-ws" 'WebSocket endpoints are not supported' server-server \
-    -ws ws://127.0.0.1:8088/diagnostics
+refused "client-websocket without -ipcc" 'needs --ipc-client' \
+    client-websocket -ws ws://127.0.0.1:0/diag
+refused "-ws on a TCP command" 'server-server does not take --web-socket' \
+    server-server -ws ws://127.0.0.1:8088/diagnostics
+refused "-tcps on a WebSocket command" \
+    'server-websocket does not take --tcp-server' server-websocket \
+    -tcps 127.0.0.1:0
+refused "-fp on a WebSocket command" \
+    'server-websocket does not take --forward-port' server-websocket -fp Android
+for host in '*' '+' 0.0.0.0 '[::]'; do
+	ere=$(printf '%s\n' "$host" | sed 's/[][*+.]/\\&/g')
+	refused "-ws with the wildcard host $host" \
+	    "ws://$ere:0/diag: refusing a wildcard host" \
+	    server-websocket -ws "ws://$host:0/diag"
+done
+refused "-ws beyond loopback" 'refusing to listen for plaintext' \
+    server-websocket -ws ws://192.0.2.1:0/diag
+refused "-ws wss:// needs a certificate" 'wss needs a certificate' \
+    server-websocket -ws wss://127.0.0.1:0/diag
+refused "-ws with another scheme" 'give ws://HOST:PORT/PATH' \
+    server-websocket -ws tcp://127.0.0.1:0
+refused "-ws with a query" 'no spaces, controls, \? or #' \
+    server-websocket -ws 'ws://127.0.0.1:0/diag?x=1'
 refused "an option the command does not take" \
     'android does not take --tcp-server' android -tcps 127.0.0.1:9
 refused "an unknown option" 'unknown option --bogus' server-server --bogus
@@ -141,6 +245,13 @@ TMPDIR=$T "$DSROUTE" server-server -tcps 0.0.0.0:0 --unsafe-listen -rt 0 \
 like "--unsafe-listen: dotnet-dsrouter's loopback warning" \
     "$(cat "$T/unsafe.err")" "warn: Binding tcp server endpoint to anything"
 
+TMPDIR=$T "$DSROUTE" server-websocket -ws 'ws://*:0/diag' --unsafe-listen \
+    -rt 0 </dev/null >/dev/null 2>"$T/unsafe-ws.err"
+like "--unsafe-listen: -ws ws://*:0 listens on every interface" \
+    "$(cat "$T/unsafe-ws.err")" "remote ws:0\.0\.0\.0:[0-9]+/diag: listening"
+like "--unsafe-listen: the loopback warning names the WebSocket server" \
+    "$(cat "$T/unsafe-ws.err")" "warn: Binding WebSocket server endpoint"
+
 # A port in use is a start-up error, and no socket file is left behind.
 dsr busy /dev/null server-server -tcps 127.0.0.1:0 &&
 busy_port=$(tcp_port busy)
@@ -160,6 +271,11 @@ exits_ok rt0 "-rt:1 without a runtime: exit status 0"
 check "-rt: says why" has_line "$T/rt0.err" \
     '^info: No runtime connected before timeout\.$'
 check "-rt: the socket is removed" test ! -e "$T/rt0.sock"
+
+dsr rtw /dev/null server-websocket -ipcs "$T/rtw.sock" \
+    -ws ws://127.0.0.1:0/diag -rt 1
+wait_for 10 eval "! kill -0 $(pid_of rtw)"
+exits_ok rtw "server-websocket -rt 1 without a browser runtime: exit status 0"
 
 dsr rt1 /dev/null client-client -ipcc "$T/none.sock" -tcpc 127.0.0.1:1 \
     --runtime-timeout=1
@@ -210,6 +326,13 @@ dsr i3 /dev/null client-server -ipcc "$T/i3.sock" -tcps 127.0.0.1:0 --info
 check "client-server -i: the tool listens" has_line "$T/i3.out" \
     "^dotnet-trace collect --diagnostic-port $T/i3.sock "
 stop_dsroute i3
+dsr i5 /dev/null server-websocket -ipcs "$T/i5.sock" \
+    -ws ws://127.0.0.1:0/diag -i
+check "server-websocket -i: the browser app dials the ws: server" has_line \
+    "$T/i5.out" "^DOTNET_DiagnosticPorts=ws://127\\.0\\.0\\.1:$(ws_port i5)/diag\$"
+check "server-websocket -i: the tool connects to the IPC socket" has_line \
+    "$T/i5.out" "^dotnet-trace collect --diagnostic-port $T/i5.sock,connect\$"
+stop_dsroute i5
 dsr i4 /dev/null server-server -tcps 127.0.0.1:0
 is "without -i, a command prints no --info text" "$(cat "$T/i4.out")" ""
 stop_dsroute i4

@@ -14,6 +14,8 @@
 #    that dialled), so each runtime has a route of its own, [a] and [b],
 #    each a ws: listener with its path and a Unix socket for the tools;
 #    both traced at once, each trace holds only its own runtime's events;
+#  - dotnet-dsrouter's command line: `dsroute server-websocket -ipcs SOCK
+#    -ws URL` serves the browser runtime to dsclient and dotnet-trace;
 #  - over wss:, Node trusting the test CA (NODE_EXTRA_CA_CERTS);
 #  - in Debian's headless Chromium, the page served from loopback (its
 #    Origin is the router's host), where chromium is installed.
@@ -164,6 +166,31 @@ check "runtime wb still runs" alive wb
 stop wa
 stop wb
 stop_dsroute rt
+
+# --- dotnet-dsrouter's server-websocket command ---------------------------
+
+if start_dsroute dw server-websocket -ipcs "$T/dw.sock" \
+    -ws ws://127.0.0.1:0/diag -v info; then
+	pw=$(ws_port dw /diag)
+	like "server-websocket names its ws: port" "$pw" "^[0-9]+\$"
+	start_wasm wd "ws://127.0.0.1:$pw/diag"
+	check "browser runtime wd starts, dialling server-websocket" \
+	    wait_for 60 wasm_ready wd
+	check "... and server-websocket takes its advertise" \
+	    wait_for 30 runtimes dw 1
+	check "ProcessInfo through server-websocket's -ipcs (dsclient)" \
+	    client pid --timeout 60 --port "$T/dw.sock,connect" processinfo
+	like "... the browser runtime answers, as /managed dswasm" \
+	    "$(cat "$T/pid.out")" "cmdline=/managed dswasm"
+	if [ -n "$TRACE" ]; then
+		traced td "$T/dw.sock" wd
+	else
+		skip "dotnet-trace through server-websocket" "no dotnet-trace"
+	fi
+	check "runtime wd still runs" alive wd
+	stop wd
+	stop_dsroute dw
+fi
 
 # --- wss: Node trusts the test CA -----------------------------------------
 
