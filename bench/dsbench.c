@@ -19,6 +19,10 @@
  *   dsbench idle ADDR --n N --pid P [--hold S]	N quiet trace sessions
  *   dsbench stall ADDR --n N --bytes B --pid P	N streams nobody reads
  *   dsbench probe ADDR				is anything listening?
+ *   dsbench wsruntime tcp:HOST:PORT --path P [--chunk-max K]
+ *	a browser runtime dialling a ws: listener: each command answered,
+ *	a trace as binary messages of 1 to K (4, at most 65535) bytes, then
+ *	it dials again
  *
  * ADDR is unix:PATH, tcp:HOST:PORT or tls:HOST:PORT.  Clients print one
  * "RESULT key=value ..." line.  Every loop is bounded by a count and by
@@ -1146,6 +1150,171 @@ run_probe(struct client_opts *o)
 	return (0);
 }
 
+/* ---- a browser runtime over WebSocket --------------------------------- */
+
+/* A client frame (FIN, masked with a zero key: legal, and free). */
+static size_t
+ws_frame(uint8_t *p, uint8_t opcode, const uint8_t *data, size_t len)
+{
+	size_t	 n = 0;
+
+	p[n++] = 0x80 | opcode;
+	if (len < 126)
+		p[n++] = 0x80 | (uint8_t)len;
+	else {
+		p[n++] = 0x80 | 126;
+		p[n++] = (uint8_t)(len >> 8);
+		p[n++] = (uint8_t)len;
+	}
+	memset(p + n, 0, 4);
+	n += 4;
+	memcpy(p + n, data, len);
+	return (n + len);
+}
+
+/*
+ * Read the next data message from the router into buf (a request: one
+ * unfragmented message under 64 KiB), answering pings.  Return its
+ * length, or -1 at a close, an error or EOF.
+ */
+static ssize_t
+ws_read_message(struct cconn *c, uint8_t *buf, size_t cap)
+{
+	uint8_t	 h[4], out[256];
+	size_t	 len;
+	int	 op;
+
+	for (;;) {
+		if (cread_all(c, h, 2) == -1)
+			return (-1);
+		op = h[0] & 0x0f;
+		len = h[1] & 0x7f;
+		if (len == 126) {
+			if (cread_all(c, h + 2, 2) == -1)
+				return (-1);
+			len = (size_t)h[2] << 8 | h[3];
+		}
+		if (len == 127 || (h[1] & 0x80) || len > cap)
+			return (-1);
+		if (len > 0 && cread_all(c, buf, len) == -1)
+			return (-1);
+		if (op == 0x9) {		/* ping: pong */
+			if (len > 125 || cwrite_all(c, out,
+			    ws_frame(out, 0xa, buf, len)) == -1)
+				return (-1);
+			continue;
+		}
+		if (op == 0xa)
+			continue;
+		if (op == 0x8)
+			return (-1);
+		return ((ssize_t)len);
+	}
+}
+
+/* The byte count a CollectTracing asks for ("Bytes=N" in UTF-16). */
+static uint64_t
+requested_bytes(const uint8_t *msg, size_t len)
+{
+	static const char	 key[] = "Bytes=";
+	uint64_t		 v = 0;
+	size_t			 i, k;
+
+	for (i = 0; i + 2 * sizeof(key) < len; i++) {
+		for (k = 0; k < sizeof(key) - 1; k++)
+			if (msg[i + 2 * k] != key[k] || msg[i + 2 * k + 1] != 0)
+				break;
+		if (k < sizeof(key) - 1)
+			continue;
+		for (i += 2 * k; i + 1 < len && msg[i] >= '0' &&
+		    msg[i] <= '9' && msg[i + 1] == 0; i += 2)
+			v = v * 10 + (msg[i] - '0');
+		return (v);
+	}
+	return (0);
+}
+
+/*
+ * A browser runtime: dial the router's ws: listener, advertise, answer
+ * one command (ProcessInfo, or CollectTracing with its bytes of the
+ * pattern as binary messages of 1 to chunk_max bytes, as the real one
+ * streams a trace), close, and dial again, until killed.
+ */
+static int
+run_wsruntime(struct client_opts *o, const char *path, int chunk_max)
+{
+	static const uint8_t cookie[16] = {
+		0xb0, 0x05, 0xe2, 0x01, 0x55, 0xaa, 0x12, 0x34,
+		0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0x0f, 0xf0
+	};
+	struct cconn	 c;
+	uint8_t		 adv[34], req[65536], reply[256], *out;
+	char		 up[512], resp[1024];
+	size_t		 n, k, m, outcap = 256 * 1024;
+	ssize_t		 len;
+	uint64_t	 off, want;
+	unsigned	 size = 0;
+
+	if ((out = malloc(outcap)) == NULL)
+		die("out of memory");
+	memcpy(adv, "ADVR_V1", 8);
+	memcpy(adv + 8, cookie, 16);
+	put64(adv + 24, 4243);
+	put16(adv + 32, 0);
+	for (;;) {
+		if (cconnect(&o->addr, &c) == -1) {
+			usleep(10000);
+			continue;
+		}
+		n = (size_t)snprintf(up, sizeof(up), "GET %s HTTP/1.1\r\n"
+		    "Host: localhost\r\nUpgrade: websocket\r\n"
+		    "Connection: Upgrade\r\n"
+		    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+		    "Sec-WebSocket-Version: 13\r\n\r\n", path);
+		if (cwrite_all(&c, up, n) == -1)
+			goto next;
+		for (k = 0; k < sizeof(resp) - 1; k++) {
+			if (cread_all(&c, (uint8_t *)resp + k, 1) == -1)
+				goto next;
+			if (k >= 3 && memcmp(resp + k - 3, "\r\n\r\n", 4) == 0)
+				break;
+		}
+		resp[k] = '\0';
+		if (strncmp(resp, "HTTP/1.1 101", 12) != 0)
+			die("wsruntime: the upgrade was refused: %.60s", resp);
+		if (cwrite_all(&c, out, ws_frame(out, 0x2, adv, 34)) == -1)
+			goto next;
+		if ((len = ws_read_message(&c, req, sizeof(req))) < HDR_LEN)
+			goto next;
+		if (req[16] == 0x04 && req[17] == 0x00) {
+			n = processinfo_reply(reply);
+			(void)cwrite_all(&c, out, ws_frame(out, 0x2, reply, n));
+			goto next;
+		}
+		want = requested_bytes(req, (size_t)len);
+		header(reply, OK_STREAM_LEN, 0xff, 0x00);
+		put64(reply + HDR_LEN, 0x5e551011);
+		if (cwrite_all(&c, out, ws_frame(out, 0x2, reply,
+		    OK_STREAM_LEN)) == -1)
+			goto next;
+		for (off = 0; off < want;) {
+			for (m = 0; m + 8 + (size_t)chunk_max <= outcap &&
+			    off < want;) {
+				k = size++ % (unsigned)chunk_max + 1;
+				if (k > want - off)
+					k = (size_t)(want - off);
+				m += ws_frame(out + m, 0x2,
+				    pattern + off % PATTERN_LEN, k);
+				off += k;
+			}
+			if (cwrite_all(&c, out, m) == -1)
+				break;
+		}
+next:
+		cclose(&c);
+	}
+}
+
 static void __attribute__((__noreturn__))
 usage(void)
 {
@@ -1158,6 +1327,7 @@ usage(void)
 	    "       dsbench idle ADDR [--n N] [--hold S] --pid P\n"
 	    "       dsbench stall ADDR [--n N] [--bytes B] [--hold S] --pid P\n"
 	    "       dsbench probe ADDR\n"
+	    "       dsbench wsruntime tcp:HOST:PORT --path P [--chunk-max K]\n"
 	    "ADDR: unix:PATH, tcp:HOST:PORT or tls:HOST:PORT; every client "
 	    "takes --timeout S\n");
 	exit(2);
@@ -1177,11 +1347,13 @@ main(int argc, char *argv[])
 		{ "hold", required_argument, NULL, 'h' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "runtime-pid", required_argument, NULL, 'R' },
+		{ "path", required_argument, NULL, 'P' },
+		{ "chunk-max", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct client_opts	 o;
-	const char		*mode;
-	int			 ch;
+	const char		*mode, *path = "/";
+	int			 ch, chunk_max = 4;
 
 	if (argc < 2)
 		usage();
@@ -1236,12 +1408,19 @@ main(int argc, char *argv[])
 		case 'T':
 			timeout_s = atof(optarg);
 			break;
+		case 'P':
+			path = optarg;
+			break;
+		case 'K':
+			chunk_max = atoi(optarg);
+			break;
 		default:
 			usage();
 		}
 	}
 	if (o.conc < 1 || o.conc > 64 || o.max < 1 || o.n < 1 ||
-	    o.duration <= 0 || o.duration > 600 || timeout_s <= 0)
+	    o.duration <= 0 || o.duration > 600 || timeout_s <= 0 ||
+	    chunk_max < 1 || chunk_max > 65535)
 		usage();
 	if (o.addr.kind == A_TLS)
 		client_tls_init();
@@ -1255,5 +1434,7 @@ main(int argc, char *argv[])
 		return (run_idle(&o, 1));
 	if (strcmp(mode, "probe") == 0)
 		return (run_probe(&o));
+	if (strcmp(mode, "wsruntime") == 0)
+		return (run_wsruntime(&o, path, chunk_max));
 	usage();
 }

@@ -214,6 +214,8 @@ dsroute-b:rt-tcp unix:@W@/dsrb-rt-tcp.sock plain
 socat:rt-tcp unix:@W@/socat-rt-tcp.sock plain
 haproxy:rt-tcp unix:@W@/hap-rt-tcp.sock plain
 dsrouter:rt-tcp unix:@W@/dsrouter-rt-tcp.sock plain
+dsroute:ws-rt unix:@W@/dsr-ws-rt.sock plain
+dsroute:ws-tiny unix:@W@/dsr-ws-tiny.sock plain
 direct-tls tls:127.0.0.1:@P1@ tls
 dsroute:tls-rt-uds tls:127.0.0.1:@P20@ tls
 haproxy:tls-rt-uds tls:127.0.0.1:@P22@ tls
@@ -263,6 +265,12 @@ relay_cmd() {
 		CMD=("$DSROUTE" $DSR_LIMITS $DSROUTE_ARGS
 		    tls:"$srv_tls",connect,ca=$W/cert.pem,sni=localhost
 		    tls:127.0.0.1:$(port 24),listen,$tlsopt) ;;
+	dsroute:ws-rt)
+		CMD=("$DSROUTE" $DSR_LIMITS $DSROUTE_ARGS uds:"$W/dsr-ws-rt.sock",listen
+		    ws:127.0.0.1:$(port 30)/diag,listen,advertise=any) ;;
+	dsroute:ws-tiny)
+		CMD=("$DSROUTE" $DSR_LIMITS $DSROUTE_ARGS uds:"$W/dsr-ws-tiny.sock",listen
+		    ws:127.0.0.1:$(port 31)/diag,listen,advertise=any) ;;
 	dsroute-b:rt-uds)
 		CMD=("$DSROUTE_B" $DSR_LIMITS $DSROUTE_ARGS uds:"$W/rt.sock",connect
 		    tcp:127.0.0.1:$(port 14),listen) ;;
@@ -298,10 +306,34 @@ start_relay() {
 	"${CMD[@]}" >>"$W/relay-${1/:/-}.log" 2>&1 </dev/null &
 	RELAY_PID=$!
 	PIDS="$PIDS $RELAY_PID"
-	wait_ready "$(config_addr "$1")"
+	wait_ready "$(config_addr "$1")" || return 1
+	ws_runtime "$1"
+}
+
+# The ws configs' runtime: dsbench playing a browser runtime that dials
+# the router (as the real one does, once per command), its traces in
+# messages of up to 64 KiB (ws-rt) or of 1 to 4 bytes (ws-tiny), as the
+# real one writes them.
+declare -A WSRT
+ws_runtime() {
+	local port chunk
+	case $1 in
+	dsroute:ws-rt) port=$(port 30) chunk=65535 ;;
+	dsroute:ws-tiny) port=$(port 31) chunk=4 ;;
+	*) return 0 ;;
+	esac
+	"$B/dsbench" wsruntime tcp:127.0.0.1:"$port" --path /diag \
+	    --chunk-max "$chunk" 2>>"$W/wsruntime.err" &
+	WSRT[$1]=$!
+	PIDS="$PIDS ${WSRT[$1]}"
 }
 
 stop_relay() {
+	if [ -n "${WSRT[$1]:-}" ]; then
+		kill "${WSRT[$1]}" 2>/dev/null || true
+		wait "${WSRT[$1]}" 2>/dev/null || true
+		WSRT[$1]=""
+	fi
 	[ -n "${RPID[$1]:-}" ] || return 0
 	kill "${RPID[$1]}" 2>/dev/null || true
 	wait "${RPID[$1]}" 2>/dev/null || true
@@ -509,7 +541,7 @@ main() {
 			    stream_bytes=$TLS_BYTES
 			if want stream; then
 				measure "$r" "$c" stream --bytes "$stream_bytes" \
-				    --runtime-pid "$SERVER_PID"
+				    --runtime-pid "${WSRT[$c]:-$SERVER_PID}"
 			fi
 			if want rr; then
 				measure "$r" "$c" rr --conc 1 --duration "$RR_SECS"
@@ -531,7 +563,9 @@ main() {
 	fi
 
 	# Idle sessions and stalled readers, each on a freshly started relay.
-	idle_configs=$(echo $RUN | tr ' ' '\n' | grep -v '^direct-' || true)
+	# Not the ws configs: a browser runtime has one connection at a time.
+	idle_configs=$(echo $RUN | tr ' ' '\n' | grep -v -e '^direct-' \
+	    -e ':ws-' || true)
 	want idle || idle_configs=""
 	for r in $(seq 1 "$IDLE_ROUNDS"); do
 		log "idle round $r of $IDLE_ROUNDS"
