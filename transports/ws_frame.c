@@ -136,13 +136,28 @@ ws_frame_head(uint8_t out[WS_HEAD_MAX], int fin, int opcode, uint64_t len,
 	return (n);
 }
 
-/* Mask or unmask n bytes that start off bytes into a payload. */
+/*
+ * Mask or unmask n bytes that start off bytes into a payload, eight at a
+ * time: every client frame is masked, so this runs over every byte a
+ * browser or a dialling router sends (a byte at a time it cost a relay
+ * more than the rest of forwarding, measured in bench/).
+ */
 void
 ws_mask(uint8_t *p, size_t n, const uint8_t key[4], uint64_t off)
 {
-	size_t	 i;
+	uint8_t		 k8[8];
+	uint64_t	 w, k;
+	size_t		 i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < 8; i++)
+		k8[i] = key[(off + i) & 3];
+	memcpy(&k, k8, sizeof(k));
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, sizeof(w));
+		w ^= k;
+		memcpy(p + i, &w, sizeof(w));
+	}
+	for (; i < n; i++)
 		p[i] ^= key[(off + i) & 3];
 }
 

@@ -117,10 +117,39 @@ test_upgrade(void)
 	    &why) == -1, "an Accept for another key");
 }
 
+/* Masking eight bytes at a time is masking byte by byte, at any offset. */
+static void
+test_mask(void)
+{
+	static const uint8_t	 key[4] = { 0x37, 0xfa, 0x21, 0x3d };
+	uint8_t			 p[64], want[64];
+	size_t			 n, i;
+	uint64_t		 off;
+	int			 same = 1;
+
+	for (n = 0; n <= sizeof(p); n++) {
+		for (off = 0; off < 9; off++) {
+			for (i = 0; i < n; i++)
+				p[i] = want[i] = (uint8_t)(i * 29 + off);
+			for (i = 0; i < n; i++)
+				want[i] ^= key[(off + i) & 3];
+			ws_mask(p, n, key, off);
+			if (memcmp(p, want, n) != 0)
+				same = 0;
+		}
+	}
+	ok(same, "masking: every length to 64 at offsets 0 to 8, as byte "
+	    "by byte");
+	ws_mask(p, 64, key, 3);
+	ws_mask(p, 64, key, 3);
+	ok(memcmp(p, want, 64) == 0, "masking twice gives the bytes back");
+}
+
 int
 main(void)
 {
 	test_frames();
+	test_mask();
 	test_upgrade();
 	return (tap_done());
 }
