@@ -23,7 +23,6 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -184,7 +183,6 @@ void
 resume_event(struct runtime *rt)
 {
 	struct conn	*c = &rt->parked;
-	uint8_t		 buf[REPLY_PEEK];
 	uint32_t	 hresult;
 	ssize_t		 n;
 
@@ -200,7 +198,8 @@ resume_event(struct runtime *rt)
 		if (evbuffer_get_length(c->out) > 0)
 			return;
 	}
-	n = c->transport->read(c, buf, sizeof(buf) - rt->resume_len);
+	n = c->transport->read(c, rt->resume_reply + rt->resume_len,
+	    sizeof(rt->resume_reply) - rt->resume_len);
 	if (n == IO_WANT_READ || n == IO_WANT_WRITE)
 		return;
 	if (n <= 0) {
@@ -209,7 +208,6 @@ resume_event(struct runtime *rt)
 		resume_end(rt);
 		return;
 	}
-	memcpy(rt->resume_reply + rt->resume_len, buf, (size_t)n);
 	rt->resume_len += (size_t)n;
 	switch (ipc_reply_classify(rt->resume_reply, rt->resume_len,
 	    &hresult)) {
