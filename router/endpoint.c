@@ -229,7 +229,9 @@ find_option(const struct endpoint *ep, const char *name, int *policy,
 
 	*policy = 0;
 	if ((o = LOOKUP(options, name)) != NULL ||
-	    (o = lookup(tr->options, tr->noptions, name)) != NULL)
+	    (o = lookup(tr->options, tr->noptions, name)) != NULL ||
+	    (tr->options_of != NULL && (o = lookup(tr->options_of->options,
+	    tr->options_of->noptions, name)) != NULL))
 		return (o);
 	*policy = 1;
 	if ((o = LOOKUP(policy_options, name)) != NULL)

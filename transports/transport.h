@@ -47,6 +47,8 @@ struct transport {
 	int			 tls;		/* its handshakes count as TLS ones */
 	const struct endpoint_option *options;	/* its own ,name=value */
 	size_t			 noptions;
+	/* A transport whose options it takes too, its state first in ep->t. */
+	const struct transport	*options_of;
 
 	/*
 	 * The endpoint.  parse takes the address after the prefix and makes

@@ -144,23 +144,9 @@ static int	 ws_shutdown(struct conn *);
 static void	 ws_teardown(struct conn *);
 
 static int	 set_origin(struct endpoint *, const char *, char *, size_t);
-static int	 set_cert(struct endpoint *, const char *, char *, size_t);
-static int	 set_key(struct endpoint *, const char *, char *, size_t);
-static int	 set_ca(struct endpoint *, const char *, char *, size_t);
-static int	 set_sni(struct endpoint *, const char *, char *, size_t);
-static int	 set_verify(struct endpoint *, const char *, char *, size_t);
 
 static const struct endpoint_option ws_options[] = {
 	{ "origin", 1, set_origin },
-};
-
-static const struct endpoint_option wss_options[] = {
-	{ "origin", 1, set_origin },
-	{ "cert", 1, set_cert },
-	{ "key", 1, set_key },
-	{ "ca", 1, set_ca },
-	{ "sni", 1, set_sni },
-	{ "verify", 1, set_verify },
 };
 
 static const char *const ws_prefixes[] = { "ws:", NULL };
@@ -208,8 +194,9 @@ const struct transport transport_wss = {
 	.example = "wss:127.0.0.1:1/",
 	.identities = 1,
 	.tls = 1,
-	.options = wss_options,
-	.noptions = sizeof(wss_options) / sizeof(wss_options[0]),
+	.options = ws_options,
+	.noptions = sizeof(ws_options) / sizeof(ws_options[0]),
+	.options_of = &transport_tls,	/* cert=, key=, ca=, sni=, verify= */
 	WS_OPS
 };
 
@@ -304,50 +291,6 @@ set_origin(struct endpoint *ep, const char *v, char *err, size_t len)
 	w->origins = o;
 	w->norigins++;
 	return (0);
-}
-
-/* The options of tls:, as tls.c sets them. */
-static int
-tls_option(const char *name, struct endpoint *ep, const char *v, char *err,
-    size_t len)
-{
-	size_t	 i;
-
-	for (i = 0; i < transport_tls.noptions; i++)
-		if (strcmp(transport_tls.options[i].name, name) == 0)
-			return (transport_tls.options[i].set(ep, v, err, len));
-	snprintf(err, len, "unknown option '%s'", name);
-	return (-1);
-}
-
-static int
-set_cert(struct endpoint *ep, const char *v, char *err, size_t len)
-{
-	return (tls_option("cert", ep, v, err, len));
-}
-
-static int
-set_key(struct endpoint *ep, const char *v, char *err, size_t len)
-{
-	return (tls_option("key", ep, v, err, len));
-}
-
-static int
-set_ca(struct endpoint *ep, const char *v, char *err, size_t len)
-{
-	return (tls_option("ca", ep, v, err, len));
-}
-
-static int
-set_sni(struct endpoint *ep, const char *v, char *err, size_t len)
-{
-	return (tls_option("sni", ep, v, err, len));
-}
-
-static int
-set_verify(struct endpoint *ep, const char *v, char *err, size_t len)
-{
-	return (tls_option("verify", ep, v, err, len));
 }
 
 static int
