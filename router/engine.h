@@ -117,6 +117,8 @@ struct session {
 	int			 timer_at_deadline; /* it fires at dial_deadline */
 	uint64_t		 offer_deadline; /* a listening tool's, or 0 */
 	int			 command_begun;	/* its first byte came */
+	int			 spoke;		/* an accepted conn sent a byte */
+	int			 counts_dialled; /* counted in route->dialled */
 	int			 offer;		/* a client-client offer */
 	int			 quiet;		/* end at debug level, not info */
 	int			 runtime_ended_first;
@@ -200,6 +202,8 @@ struct route {
 	struct event		 offer_timer;
 	struct event		 recheck_timer;	/* waiting tools look again */
 	int			 offer_backoff_ms;
+	int			 dialled;	/* tools' sessions on the runtime
+						   we dial for them */
 	/* A front end's hook: a runtime advertised, or answered a dial. */
 	void			(*runtime_seen)(struct route *);
 	const char		*helper;	/* a front end's helper route:
@@ -253,7 +257,7 @@ void		 session_close_all(const char *);
 
 /* runtime.c */
 int		 runtime_park(struct session *, const char **);
-int		 runtime_take(struct session *);
+int		 runtime_take(struct session *, const char **);
 void		 runtime_release(struct session *);
 void		 runtime_lost(struct session *);
 void		 runtime_parked_event(struct conn *);
@@ -296,6 +300,7 @@ const char	*conn_error(const struct conn *);
 /* limit.c */
 int		 limit_admit(struct conn *, const struct sockaddr *);
 int		 limit_identified(struct conn *);
+int		 limit_runtime_admit(int, const char **);
 void		 limit_release(struct conn *);
 void		 limit_peer_key(const struct conn *, struct peer_key *);
 void		 limit_peer_name(const struct conn *, char *, size_t);

@@ -265,6 +265,8 @@ ipc_hresult_name(uint32_t hresult)
 		return ("file not found: no runtime's socket there");
 	case HRESULT_CONN_REFUSED:
 		return ("connection refused: no runtime listens there");
+	case HRESULT_BUSY:
+		return ("busy: a router's session cap for the runtime");
 	}
 	return (NULL);
 }

@@ -39,6 +39,7 @@ struct evbuffer;
 #define HRESULT_ACCESS_DENIED	0x80070005U
 #define HRESULT_FILE_NOT_FOUND	0x80070002U	/* no socket at that path */
 #define HRESULT_CONN_REFUSED	0x8007274DU	/* WSAECONNREFUSED */
+#define HRESULT_BUSY		0x800700AAU	/* ERROR_BUSY: a cap is reached */
 
 struct ipc_header {
 	uint16_t	 size;		/* whole message, header included */

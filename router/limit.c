@@ -254,6 +254,26 @@ limit_identified(struct conn *c)
 	return (0);
 }
 
+/*
+ * --max-sessions-per-runtime: whether one more tool may use a runtime that
+ * held tools' sessions already serve.  A runtime runs at most 64 EventPipe
+ * sessions of its own; the cap keeps one busy runtime from taking every
+ * session of the router.  Return -1 with the reason in *why if not.
+ */
+int
+limit_runtime_admit(int held, const char **why)
+{
+	static char	 reason[128];
+
+	if (held < settings.max_sessions_per_runtime)
+		return (0);
+	metrics.limits[ML_SESSIONS_PER_RUNTIME]++;
+	snprintf(reason, sizeof(reason), "refused: %d sessions use this "
+	    "runtime (--max-sessions-per-runtime)", held);
+	*why = reason;
+	return (-1);
+}
+
 /* The socket of a counted conn closed. */
 void
 limit_release(struct conn *c)

@@ -48,6 +48,7 @@ static const char *const set_names[MS_COUNT] = {
 static const char *const limit_names[ML_COUNT] = {
 	[ML_SESSIONS] = "max-sessions",
 	[ML_SESSIONS_PER_PEER] = "max-sessions-per-peer",
+	[ML_SESSIONS_PER_RUNTIME] = "max-sessions-per-runtime",
 	[ML_RUNTIMES] = "max-runtimes",
 	[ML_RUNTIMES_PER_PEER] = "max-runtimes-per-peer",
 	[ML_EMFILE] = "descriptors",

@@ -41,6 +41,7 @@ enum metrics_set {
 enum metrics_limit {
 	ML_SESSIONS,		/* --max-sessions */
 	ML_SESSIONS_PER_PEER,	/* --max-sessions-per-peer */
+	ML_SESSIONS_PER_RUNTIME, /* --max-sessions-per-runtime */
 	ML_RUNTIMES,		/* --max-runtimes */
 	ML_RUNTIMES_PER_PEER,	/* --max-runtimes-per-peer */
 	ML_EMFILE,		/* a listener paused: out of descriptors */

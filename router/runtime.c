@@ -251,10 +251,11 @@ runtime_pick(struct route *r, int tool_side)
 
 /*
  * Hand a parked runtime connection to a tool's session.  Return 1 if the
- * session now has its runtime, 0 if it has to wait.
+ * session now has its runtime, 0 if it has to wait, -1 with the reason
+ * in *why if the runtime serves as many tools as it may.
  */
 int
-runtime_take(struct session *s)
+runtime_take(struct session *s, const char **why)
 {
 	struct route	*r = s->route;
 	struct runtime	*rt;
@@ -262,6 +263,8 @@ runtime_take(struct session *s)
 
 	if ((rt = runtime_pick(r, s->tool_side)) == NULL)
 		return (0);
+	if (limit_runtime_admit(rt->active, why) == -1)
+		return (-1);
 	runtime_name(rt, name, sizeof(name));
 	if (r->current != rt)
 		log_info("%s now serves tools on %s", name,

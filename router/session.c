@@ -5,7 +5,8 @@
  * runtime connection; how it starts depends only on the endpoint roles:
  *
  *  - an accepted connection is classified by its first bytes, under the
- *    handshake deadline: ADVR_V1 is a runtime, DOTNET_IPC_V1 a tool;
+ *    handshake deadline from the first of them (a silent one waits under
+ *    --silent-timeout): ADVR_V1 is a runtime, DOTNET_IPC_V1 a tool;
  *  - a runtime whose other endpoint connects: dial it and forward the
  *    advertise; the tool's command comes back through the judge;
  *  - a runtime whose other endpoint listens: park it (runtime.c);
@@ -62,10 +63,10 @@ static const struct {
 	    ST(S_PUMP) | ST(S_DENY) | ST(S_HOLD) },
 	[S_PROBE] = { "probe", ST(S_DIAL) },
 	[S_DIAL] = { "dial", ST(S_AWAIT_COMMAND) | ST(S_PUMP) | ST(S_DENY) },
-	[S_WAIT_RUNTIME] = { "wait-runtime", ST(S_PUMP) },
+	[S_WAIT_RUNTIME] = { "wait-runtime", ST(S_PUMP) | ST(S_DENY) },
 	[S_AWAIT_COMMAND] = { "await-command", ST(S_DIAL) | ST(S_PUMP) |
 	    ST(S_DENY) },
-	[S_PUMP] = { "pump", ST(S_WAIT_RUNTIME) | ST(S_PUMP) },
+	[S_PUMP] = { "pump", ST(S_WAIT_RUNTIME) | ST(S_PUMP) | ST(S_DENY) },
 	[S_DENY] = { "deny", 0 },
 	[S_HOLD] = { "hold", 0 },
 };
@@ -278,6 +279,7 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	struct evbuffer	*msg = runtime_conn(s)->out;
 	struct verdict	 v;
 	const uint8_t	*data;
+	const char	*why;
 
 	ipc_command_label(g->header.set, g->header.id, s->command,
 	    sizeof(s->command));
@@ -302,8 +304,14 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	/* A runtime that dialled in and whose advertise went to the tool. */
 	if (conn_is_open(runtime_conn(s)))
 		return (pump_start(s));
-	if (s->route->endpoint[runtime_conn(s)->side].role == ROLE_CONNECT)
+	if (s->route->endpoint[runtime_conn(s)->side].role == ROLE_CONNECT) {
+		/* A connect endpoint reaches one runtime: count its tools. */
+		if (limit_runtime_admit(s->route->dialled, &why) == -1)
+			return (deny(s, HRESULT_BUSY, why));
+		s->route->dialled++;
+		s->counts_dialled = 1;
 		return (dial(s, S_DIAL, runtime_conn(s)->side));
+	}
 
 	/*
 	 * The runtime dials us.  Keep a copy of the message until the
@@ -321,12 +329,21 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	return (take_runtime(s));
 }
 
-/* Give a tool's session a parked runtime connection, or make it wait. */
+/*
+ * Give a tool's session a parked runtime connection, make it wait, or
+ * refuse it when that runtime serves as many tools as it may.
+ */
 static int
 take_runtime(struct session *s)
 {
-	if (runtime_take(s))
+	const char	*why;
+
+	switch (runtime_take(s, &why)) {
+	case 1:
 		return (pump_start(s));
+	case -1:
+		return (deny(s, HRESULT_BUSY, why));
+	}
 	session_set_state(s, S_WAIT_RUNTIME);
 	s->waiting = 1;
 	TAILQ_INSERT_TAIL(&s->route->waiting, s, wait_entry);
@@ -471,9 +488,14 @@ read_greeting(struct session *s, struct evbuffer *buf, struct greeting *g)
 static int
 classify(struct session *s, struct conn *c)
 {
+	struct evbuffer	*buf = s->conn[OTHER_SIDE(c->side)].out;
 	struct greeting	 g;
 
-	if (read_greeting(s, s->conn[OTHER_SIDE(c->side)].out, &g) == -1)
+	if (!s->spoke && evbuffer_get_length(buf) > 0) {
+		s->spoke = 1;
+		arm_timer(s, settings.handshake_timeout_ms);
+	}
+	if (read_greeting(s, buf, &g) == -1)
 		return (-1);
 	switch (g.kind) {
 	case GREETING_MORE:
@@ -724,7 +746,14 @@ session_conn_ready(struct conn *c)
 			session_close(s, "refused: over a session limit");
 			return (-1);
 		}
-		arm_timer(s, settings.handshake_timeout_ms);
+		/*
+		 * A connection may stay silent for long: dotnet-dsrouter's
+		 * client-client mode opens one and sends nothing until a
+		 * tool comes.  It holds no runtime meanwhile, only its place
+		 * in the session limits; its first byte starts the
+		 * handshake deadline (classify()).
+		 */
+		arm_timer(s, settings.silent_timeout_ms);
 		/*
 		 * A client usually writes right after connecting: read now
 		 * rather than after a trip through the event loop.
@@ -905,6 +934,10 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 			snprintf(reason, sizeof(reason), "%s handshake not "
 			    "complete within %.1fs", c->transport->name,
 			    settings.tls_handshake_timeout_ms / 1000.0);
+		else if (!s->spoke)
+			snprintf(reason, sizeof(reason), "sent nothing within "
+			    "%.1fs (--silent-timeout)",
+			    settings.silent_timeout_ms / 1000.0);
 		else
 			snprintf(reason, sizeof(reason), "no complete first "
 			    "message within %.1fs",
@@ -1008,12 +1041,18 @@ session_runtime_available(struct route *r)
 {
 	struct session	*s;
 
+	const char	*why;
+	int		 taken;
+
 	while ((s = TAILQ_FIRST(&r->waiting)) != NULL) {
-		if (!runtime_take(s))
+		if ((taken = runtime_take(s, &why)) == 0)
 			break;
 		TAILQ_REMOVE(&r->waiting, s, wait_entry);
 		s->waiting = 0;
-		(void)pump_start(s);
+		if (taken == 1)
+			(void)pump_start(s);
+		else
+			(void)deny(s, HRESULT_BUSY, why);
 	}
 }
 
@@ -1136,6 +1175,8 @@ session_close(struct session *s, const char *reason)
 	}
 	if (s->runtime != NULL)
 		runtime_release(s);
+	if (s->counts_dialled)
+		r->dialled--;
 	free(s->replay);
 	free(s->rule);
 	free(s->end_reason);

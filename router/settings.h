@@ -18,6 +18,7 @@ struct settings {
 	int		 log_level;	/* enum log_level */
 	int		 log_format;	/* enum log_format */
 	int		 handshake_timeout_ms;
+	int		 silent_timeout_ms; /* an accepted conn's first byte */
 	int		 tls_handshake_timeout_ms;
 	int		 ws_ping_interval_ms; /* keepalive */
 	int		 connect_timeout_ms;
@@ -34,6 +35,7 @@ struct settings {
 	int		 wait_for_runtime; /* retry a runtime that is not there */
 	int		 max_sessions;
 	int		 max_sessions_per_peer;
+	int		 max_sessions_per_runtime;
 	int		 max_runtimes;	/* parked at once, all routes */
 	int		 max_runtimes_per_peer;
 	char		 user[64];	/* drop to them after start-up */

@@ -285,4 +285,41 @@ is "no idle timeout by default: no session ended" \
 kill "$(pid_of quiet)" "$(pid_of mute2)"
 stop_dsroute j
 
+# --max-sessions-per-runtime: two stalled traces hold the runtime, a third
+# tool is refused with ERROR_BUSY and one line, and served once a trace
+# ends.  Both for a runtime that dials in and for one the router dials.
+# cap_case NAME: router NAME and its runtime NAMErt are up.
+cap_case() {
+	_addr="tcp:127.0.0.1:$(port_of "$1" remote)"
+	bg "${1}t1" "$FAKETOOL" --timeout 60 "$_addr" collect \
+	    --pause-after-bytes 65536
+	bg "${1}t2" "$FAKETOOL" --timeout 60 "$_addr" collect \
+	    --pause-after-bytes 65536
+	wait_for 10 eval "[ \$(count_lines '$T/${1}rt.ev' '^command 0x02') -ge 2 ]"
+	tool --timeout 10 "$_addr" processinfo
+	like "$1: a third tool on a runtime two use is refused" \
+	    "$(cat "$T/tool.out")" '^error 0x800700AA$'
+	wait_for 5 has_line "$T/$1.err" 'end="refused: 2 sessions use this'
+	like "$1: ... with one line that names the cap" \
+	    "$(grep 'end="refused: 2 sessions' "$T/$1.err")" \
+	    'command=ProcessInfo .*end="refused: 2 sessions use this runtime \(--max-sessions-per-runtime\)"'
+	is "$1: ... and the runtime never saw it" \
+	    "$(count_lines "$T/${1}rt.ev" '^command 0x04')" 0
+	kill "$(pid_of "${1}t1")"
+	wait_for 10 has_line "$T/$1.err" 'command=CollectTracing'
+	check "$1: once a trace ends, a tool is served again" \
+	    tool --timeout 10 "$_addr" processinfo
+	kill "$(pid_of "${1}t2")"
+	stop_dsroute "$1"
+}
+start_dsroute p --max-sessions-per-runtime 2 "uds:$T/p.sock" tcp:127.0.0.1:0
+start_fakert prt --connect "$T/p.sock" --stream-bytes 1000000000
+wait_for 10 has_line "$T/p.err" "runtime pid $(pid_of prt) .* connected"
+cap_case p
+stop prt
+start_fakert crt --listen "$T/c.sock" --stream-bytes 1000000000
+start_dsroute c --max-sessions-per-runtime 2 "uds:$T/c.sock" tcp:127.0.0.1:0
+cap_case c
+stop crt
+
 done_testing

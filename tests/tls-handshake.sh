@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: ISC
 #
 # The TLS handshake itself (security.md §4.2): a silent or half-sent
-# handshake is cut at the TLS handshake deadline, the first-message
+# handshake is cut at the TLS handshake deadline, the silence
 # deadline starts only once the handshake is done, plaintext is refused,
 # renegotiation is refused and sessions are never resumed.  The fake
 # runtime sees nothing in any of these.
@@ -14,6 +14,7 @@ make_base_certs
 
 start_fakert rt --listen "$T/rt.sock" --pid 8001
 start_dsroute b --tls-handshake-timeout 1 --handshake-timeout 3 \
+    --silent-timeout 3 \
     "uds:$T/rt.sock,connect" "tls:127.0.0.1:0,$(cert localhost),ca=$C/ca.pem"
 addr="tcp:127.0.0.1:$(port_of b remote)"
 port=$(port_of b remote)
@@ -47,12 +48,12 @@ ended b "plaintext IPC on a TLS port fails the handshake" \
 untouched rt "plaintext"
 
 # A client that completes the handshake and then says nothing: the
-# first-message deadline (3 s) applies, not the TLS one (1 s).
+# silence deadline (3 s) applies, not the TLS one (1 s).
 timeout 30 openssl s_client -connect "127.0.0.1:$port" -quiet \
     -CAfile "$C/ca.pem" -cert "$C/client1.pem" -key "$C/client1.key" \
     </dev/null >"$T/quiet.out" 2>"$T/quiet.err"
 ended b "the first-message deadline starts after the handshake" \
-    'peer=tls:[^ ]*\(cn:client1,[^ ]*\) end="no complete first message within 3\.0s"'
+    'peer=tls:[^ ]*\(cn:client1,[^ ]*\) end="sent nothing within 3\.0s \(--silent-timeout\)"'
 check "... and runs its 3 s" duration_within 2.9 5.0
 untouched rt "silent after the handshake"
 

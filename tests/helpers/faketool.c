@@ -110,6 +110,7 @@ static socklen_t		 target_len;
 static char			 listen_path[SUN_PATH_MAX];
 static int64_t			 deadline;
 static int			 opt_shut_wr;
+static int64_t			 opt_silent_ms;	/* quiet after connecting */
 
 /* Listen role: the acceptor thread parks one connection per cookie. */
 static int			 listen_fd = -1;
@@ -539,6 +540,26 @@ take_parked(int *fdp)
 	return (rc == 0 ? IO_OK : IO_TIMEOUT);
 }
 
+/*
+ * Say nothing on a fresh connection for --silent-ms, as dotnet-dsrouter's
+ * client-client mode does with the connection it opens ahead of a tool.
+ * The peer closing it meanwhile is an EOF.
+ */
+static enum io
+stay_silent(int fd)
+{
+	enum io	r;
+
+	r = wait_io(fd, POLLIN, now_ms() + opt_silent_ms);
+	if (r == IO_TIMEOUT)
+		return (now_ms() >= deadline ? IO_TIMEOUT : IO_OK);
+	if (r == IO_OK) {
+		diag("closed (or spoken to) while silent");
+		return (IO_EOF);
+	}
+	return (r);
+}
+
 /* Get a connection for one command: parked, or freshly connected. */
 static enum io
 open_conn(int *fdp)
@@ -582,6 +603,10 @@ open_conn(int *fdp)
 			return (IO_ERR);
 		}
 		set_nonblock(fd);
+	}
+	if (opt_silent_ms > 0 && (r = stay_silent(fd)) != IO_OK) {
+		close(fd);
+		return (r);
 	}
 	*fdp = fd;
 	return (IO_OK);
@@ -1464,7 +1489,8 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr,
-	    "usage: faketool [--timeout SEC] [--shut-wr] ADDR COMMAND [args]\n"
+	    "usage: faketool [--timeout SEC] [--shut-wr] [--silent-ms MS] "
+	    "ADDR COMMAND [args]\n"
 	    "ADDR: PATH[,connect|,listen] | tcp:HOST:PORT[,connect|,listen]\n"
 	    "commands:\n"
 	    "  processinfo | processinfo2 | processinfo3 | resume | env\n"
@@ -1487,6 +1513,7 @@ main(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "timeout", required_argument, NULL, 't' },
 		{ "shut-wr", no_argument, NULL, 's' },
+		{ "silent-ms", required_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char	*cmd;
@@ -1506,6 +1533,12 @@ main(int argc, char *argv[])
 			break;
 		case 's':
 			opt_shut_wr = 1;
+			break;
+		case 'q':
+			opt_silent_ms = strtoll(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' ||
+			    opt_silent_ms < 0)
+				usage();
 			break;
 		default:
 			usage();
