@@ -289,6 +289,12 @@ test)
 		echo "dev.sh: failures; logs under build/test/tests"
 	fi
 	grep -E '^(FAIL|ERROR|XPASS|SKIP):' build/test/check.out || true
+	# proc: looks at every process: its scenarios run alone.
+	if ! make -s -C build/test check-host >build/test/host.out 2>&1; then
+		status=1
+		echo "dev.sh: proc: failures; logs under build/test/tests"
+	fi
+	grep -E '^(FAIL|ERROR|XPASS|SKIP):' build/test/host.out || true
 	# The TLS tests again, against the mbed TLS backend.
 	make -s -C build/mbedtls -j"$(nproc)" check-tls \
 	    >build/mbedtls/check.out 2>&1 || status=1

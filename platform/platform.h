@@ -68,6 +68,10 @@ struct inherited_fd {
 /* posix.c */
 void		 platform_init(void);
 int		 proc_info_get(pid_t, int, struct proc_info *);
+int		 proc_each(int (*)(pid_t, void *), void *);
+int		 proc_environ_get(pid_t, const char *, char *, size_t);
+int		 proc_environ_find(const char *, size_t, const char *, char *,
+		    size_t);
 int		 proc_stat_starttime(const char *, size_t, uint64_t *);
 pid_t		 proc_status_own_pid(const char *, size_t, pid_t);
 int		 peer_cred_get(int, struct peer_cred *);

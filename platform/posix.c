@@ -241,6 +241,100 @@ proc_info_get(pid_t pid, int own, struct proc_info *pi)
 	return (0);
 }
 
+/*
+ * Call fn for every process in /proc but this one, until it returns -1.
+ * Return -1 with errno set if /proc cannot be read.
+ */
+int
+proc_each(int (*fn)(pid_t, void *), void *arg)
+{
+	struct dirent	*de;
+	DIR		*dp;
+	char		*end;
+	long		 pid;
+	int		 saved;
+
+	if ((dp = opendir("/proc")) == NULL)
+		return (-1);
+	while ((errno = 0, de = readdir(dp)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pid = strtol(de->d_name, &end, 10);
+		if (*end != '\0' || pid > INT32_MAX || pid == (long)getpid())
+			continue;
+		if (fn((pid_t)pid, arg) == -1) {
+			errno = 0;
+			break;
+		}
+	}
+	saved = errno;
+	closedir(dp);
+	errno = saved;
+	return (saved != 0 ? -1 : 0);
+}
+
+/* The environment of a process may be up to a few MiB; look this far. */
+#define ENVIRON_MAX	(1024 * 1024)
+
+/*
+ * The value of the variable name in an environment block (NUL-separated
+ * NAME=VALUE entries, the last one perhaps cut short), in buf: 1 if it is
+ * set, 0 if not, -1 with ENAMETOOLONG if the value does not fit.  The
+ * block is the process's to write: nothing is read beyond n bytes.
+ */
+int
+proc_environ_find(const char *env, size_t n, const char *name, char *buf,
+    size_t len)
+{
+	size_t		 nlen = strlen(name), elen, vlen;
+	const char	*p = env, *end = env + n, *nul;
+
+	while (p < end) {
+		nul = memchr(p, '\0', end - p);
+		elen = nul != NULL ? (size_t)(nul - p) : (size_t)(end - p);
+		if (elen > nlen && memcmp(p, name, nlen) == 0 &&
+		    p[nlen] == '=') {
+			vlen = elen - nlen - 1;
+			if (vlen >= len) {
+				errno = ENAMETOOLONG;
+				return (-1);
+			}
+			memcpy(buf, p + nlen + 1, vlen);
+			buf[vlen] = '\0';
+			return (1);
+		}
+		p += elen + 1;
+	}
+	return (0);
+}
+
+/* The environment of a process may be up to a few MiB; look this far. */
+#define ENVIRON_MAX	(1024 * 1024)
+
+/*
+ * The value of the variable name in the environment pid started with, in
+ * buf: 1 if it is set, 0 if not, -1 with errno set if the environment
+ * cannot be read (EACCES: another user's process, without privileges).
+ */
+int
+proc_environ_get(pid_t pid, const char *name, char *buf, size_t len)
+{
+	char		 path[64], *env;
+	ssize_t		 n;
+	int		 rv;
+
+	if ((env = malloc(ENVIRON_MAX)) == NULL)
+		return (-1);
+	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
+	if ((n = read_file(path, env, ENVIRON_MAX)) == -1) {
+		free(env);
+		return (-1);
+	}
+	rv = proc_environ_find(env, n, name, buf, len);
+	free(env);
+	return (rv);
+}
+
 /* Read a connected local peer's credentials; -1 with errno if none. */
 int
 peer_cred_get(int fd, struct peer_cred *pc)

@@ -12,7 +12,7 @@ snapshot() {
 	stat -c '%i %F %a %s' "$1"
 }
 
-refused "an unknown endpoint type" 'starts with uds:, tcp:, tls:, ws: or wss:' \
+refused "an unknown endpoint type" 'starts with uds:, dir:, proc:, tcp:, tls:, ws: or wss:' \
     "$T/x.sock" tcp:127.0.0.1:0
 refused "a bad port" 'not a number from 0 to 65535' \
     "uds:$T/x.sock" tcp:127.0.0.1:99999

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct conn;
 struct endpoint;
@@ -24,6 +25,52 @@ int		 inherit_has_unix(const char *);
 int		 inherit_take_unix(const struct endpoint *, const char *);
 int		 inherit_take_inet(const struct endpoint *,
 		    const struct sockaddr *);
+
+/*
+ * uds.c: connecting to a socket file, and setting up a connection to one:
+ * a runtime's default socket name must be the listener's own (dir.c).
+ */
+struct default_name;
+struct peer_cred;
+int		 uds_dial_path(const char *, int *);
+int		 uds_conn_setup(struct conn *, int, const char *);
+const char	*uds_named_listener_refusal(const char *,
+		    const struct peer_cred *, const struct default_name *);
+
+/*
+ * finder.c: runtimes found by their default sockets (dir:, proc:), dialled
+ * newest first; what was passed over is said once (FINDER_SAID remembered).
+ */
+#define FINDER_SAID	256
+#define FOUND_PATH_MAX	108	/* sun_path */
+
+struct found {
+	uint64_t	 key;		/* the runtime's start time */
+	char		 path[FOUND_PATH_MAX];
+};
+
+struct found_list {
+	struct found	*v;
+	int		 n;
+	int		 room;
+};
+
+struct finder {
+	char		 current[FOUND_PATH_MAX]; /* the runtime serving */
+	uint64_t	 said[FINDER_SAID];	/* hashes of what and why */
+	unsigned int	 nsaid;
+	unsigned int	 scan_said;		/* lines of this scan */
+	unsigned int	 scan_held;		/* ... and held back */
+};
+
+int		 found_add(struct found_list *, uint64_t, const char *);
+void		 found_free(struct found_list *);
+void		 finder_scan(struct finder *);
+void		 finder_passed_over(const struct endpoint *, struct finder *,
+		    const char *, const char *);
+int		 finder_dial(const struct endpoint *, struct finder *,
+		    struct found_list *, const char *(*)(const struct endpoint *,
+		    int, const char *), int *);
 
 /* socket.c */
 ssize_t		 socket_read(struct conn *, void *, size_t);

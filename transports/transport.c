@@ -15,6 +15,8 @@
 #include "transports/transport.h"
 
 extern const struct transport	 transport_uds;
+extern const struct transport	 transport_dir;
+extern const struct transport	 transport_proc;
 extern const struct transport	 transport_tcp;
 extern const struct transport	 transport_tls;
 extern const struct transport	 transport_ws;
@@ -22,6 +24,8 @@ extern const struct transport	 transport_wss;
 
 static const struct transport *const transports[] = {
 	&transport_uds,
+	&transport_dir,
+	&transport_proc,
 	&transport_tcp,
 	&transport_tls,
 	&transport_ws,

@@ -293,6 +293,13 @@ uds_unlisten(struct endpoint *ep)
 static int
 uds_dial(struct endpoint *ep, int *pending)
 {
+	return (uds_dial_path(UDS(ep)->path, pending));
+}
+
+/* Start connecting to the socket at path (shorter than sun_path). */
+int
+uds_dial_path(const char *path, int *pending)
+{
 	struct sockaddr_un	 sun;
 	int			 fd, saved;
 
@@ -301,7 +308,7 @@ uds_dial(struct endpoint *ep, int *pending)
 		return (-1);
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, UDS(ep)->path, sizeof(sun.sun_path));
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
 	*pending = 0;
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		if (errno == EINPROGRESS) {
@@ -350,8 +357,9 @@ key_matches(const struct default_name *dn, const struct proc_info *pi)
  * here (0): only its uid and the file's owner can be checked.  Return
  * NULL, or why the listener is refused.
  */
-static const char *
-check_named_listener(const struct conn *c, const struct default_name *dn)
+const char *
+uds_named_listener_refusal(const char *path, const struct peer_cred *c,
+    const struct default_name *dn)
 {
 	static char		 why[320];
 	const char		*prefix = "the process listening at the "
@@ -359,7 +367,7 @@ check_named_listener(const struct conn *c, const struct default_name *dn)
 	struct proc_info	 pi;
 	struct stat		 st;
 
-	if (lstat(UDS(c->endpoint)->path, &st) == -1) {
+	if (lstat(path, &st) == -1) {
 		snprintf(why, sizeof(why), "%s: cannot check the socket file: "
 		    "%s", prefix, strerror(errno));
 		return (why);
@@ -454,13 +462,19 @@ uds_write_buffer(struct conn *c, struct evbuffer *buf)
 	return (n);
 }
 
-/*
- * Learn the peer's credentials; without them the peer gets nothing.  A
- * runtime dialled at a default socket name must be the process the name
- * gives.
- */
 static int
 uds_setup(struct conn *c, int accepted)
+{
+	return (uds_conn_setup(c, accepted, UDS(c->endpoint)->path));
+}
+
+/*
+ * Learn the peer's credentials; without them the peer gets nothing.  A
+ * runtime dialled at a default socket name, path, must be the process
+ * the name gives.
+ */
+int
+uds_conn_setup(struct conn *c, int accepted, const char *path)
 {
 	struct peer_cred	 cred;
 	struct default_name	 dn;
@@ -474,9 +488,8 @@ uds_setup(struct conn *c, int accepted)
 	c->pid = cred.pid;
 	c->uid = cred.uid;
 	c->gid = cred.gid;
-	if (!accepted &&
-	    ipc_default_socket_parse(UDS(c->endpoint)->path, 1, &dn) &&
-	    (c->why = check_named_listener(c, &dn)) != NULL)
+	if (!accepted && ipc_default_socket_parse(path, 1, &dn) &&
+	    (c->why = uds_named_listener_refusal(path, &cred, &dn)) != NULL)
 		return (-1);
 	return (0);
 }

@@ -28,7 +28,9 @@
  * - a decision says why, and the same input always gets the same one;
  * - a parsed default socket name has a pid of 1 to 2^31-1 and the form
  *   dotnet-diagnostic-[dsrouter-]PID-KEY-socket;
- * - a start time parsed from a stat line is a number after the last ')'.
+ * - a start time parsed from a stat line is a number after the last ')';
+ * - TMPDIR found in an environment block (proc:) is the value of an entry
+ *   TMPDIR=... that starts the block or follows a NUL, whole.
  */
 
 #include "config.h"
@@ -129,6 +131,30 @@ check_decision(const struct acl_peer *peer, const struct advertise *adv,
 		abort();
 }
 
+/* The TMPDIR of an environment block, checked against a search of its own. */
+static void
+environ_checks(const uint8_t *data, size_t n)
+{
+	char	 value[64];
+	size_t	 i, vlen;
+	int	 rv, seen = 0;
+
+	rv = proc_environ_find((const char *)data, n, "TMPDIR", value,
+	    sizeof(value));
+	for (i = 0; i + 7 <= n && !seen; i++) {
+		if ((i == 0 || data[i - 1] == '\0') &&
+		    memcmp(data + i, "TMPDIR=", 7) == 0)
+			seen = 1;
+	}
+	if (rv == 1) {
+		vlen = strlen(value);
+		if (!seen || vlen >= sizeof(value) ||
+		    memmem(data, n, value, vlen) == NULL)
+			abort();
+	} else if ((rv == 0 && seen) || rv < -1 || rv > 1)
+		abort();
+}
+
 /* The name and /proc parsers on the same bytes. */
 static void
 check_parsers(const uint8_t *data, size_t n)
@@ -163,6 +189,7 @@ check_parsers(const uint8_t *data, size_t n)
 	own = proc_status_own_pid((const char *)data, n, 4242);
 	if (own < 0)
 		abort();
+	environ_checks(data, n);
 }
 
 int

@@ -170,8 +170,20 @@ test_types(void)
 {
 	ok(refused("pipe:dotnet", "Windows"), "pipe: Windows only");
 	ok(refused("namedpipe:dotnet", "Windows"), "namedpipe: Windows only");
-	ok(refused("/tmp/a.sock", "starts with uds:, tcp:, tls:, ws: or wss:"),
+	ok(refused("/tmp/a.sock",
+	    "starts with uds:, dir:, proc:, tcp:, tls:, ws: or wss:"),
 	    "no type");
+	ok(parses("dir:/run/app/") && is("dir") &&
+	    strcmp(ep.name, "dir:/run/app") == 0, "dir: without its final /");
+	ok(parses("dir:,connect") && is("dir") && ep.role == ROLE_CONNECT,
+	    "dir: with the default directory");
+	ok(refused("dir:/a/very/long/directory/name/that/leaves/no/room/for/"
+	    "a/runtime/socket/name/in/a/unix/socket/address/x", "at most"),
+	    "dir: too long for a socket name in it");
+	ok(parses("proc:,connect") && is("proc") &&
+	    strcmp(ep.name, "proc:/proc") == 0, "proc:");
+	ok(parses("proc:/proc") && is("proc"), "proc:/proc");
+	ok(refused("proc:/tmp", "takes no address"), "proc: with an address");
 }
 
 static int
