@@ -11,6 +11,7 @@
 
 interop_setup
 command -v unshare >/dev/null || skip_all "no unshare(1)"
+[ -d /mnt ] || skip_all "no /mnt to show the app in a container"
 unshare --pid --fork --mount-proc --mount true 2>/dev/null ||
     skip_all "cannot make pid and mount namespaces here"
 
@@ -19,8 +20,10 @@ trap '[ -f "$T/c.pid" ] && pkill -KILL -P "$(cat "$T/c.pid")"; _cleanup' EXIT
 
 PROVIDERS=Microsoft-Windows-DotNETRuntime:0x1:4,Dsroute-Test:0xffffffff:5
 
+# The build may be under /tmp: the app's directory is shown at /mnt first.
 bg c unshare --pid --fork --kill-child --mount-proc --mount sh -c \
-    'mount -t tmpfs none /tmp && TMPDIR=/tmp exec "$0"' "$DSAPP"
+    'mount --bind "${0%/*}" /mnt && mount -t tmpfs none /tmp &&
+    TMPDIR=/tmp exec "/mnt/${0##*/}"' "$DSAPP"
 wait_for 60 has_line "$T/c.out" '^dsapp pid=1 ready$' ||
     fail "the app starts as pid 1" "$(cat "$T/c.out" "$T/c.err")"
 host_pid=$(pgrep -P "$(pid_of c)")

@@ -11,6 +11,7 @@
 . "$top_srcdir/tests/lib/lib.sh"
 
 command -v unshare >/dev/null || skip_all "no unshare(1)"
+[ -d /mnt ] || skip_all "no /mnt to show the helpers in a container"
 unshare --pid --fork --mount-proc --mount true 2>/dev/null ||
     skip_all "cannot make pid and mount namespaces here"
 
@@ -21,15 +22,17 @@ trap 'for c in a b sq; do [ -f "$T/$c.pid" ] &&
 
 # container NAME PID [TMPDIR]: a fake runtime that says it is PID, pid 1 of
 # a pid and mount namespace with /tmp of its own; its events in $T/NAME.ev.
+# The build may be under /tmp: the helpers are shown at /mnt first.
 container() {
 	: >"$T/$1.ev"
 	bg "$1" unshare --pid --fork --kill-child --mount-proc --mount sh -c '
 	    exec 3>>"$1"
-	    mount -t tmpfs none /tmp || exit 1
+	    mount --bind "${2%/*}" /mnt && mount -t tmpfs none /tmp || exit 1
 	    d=${4:-/tmp}
 	    mkdir -p "$d"
 	    k=$(sed -n "s/.*) //p" /proc/1/stat | awk "{ print \$20 }")
-	    TMPDIR=$4 exec "$2" --listen "$d/dotnet-diagnostic-1-$k-socket" \
+	    TMPDIR=$4 exec "/mnt/${2##*/}" \
+		--listen "$d/dotnet-diagnostic-1-$k-socket" \
 		--pid "$3" --events /dev/fd/3' sh "$T/$1.ev" "$FAKERT" "$2" \
 	    "${3:-}"
 	wait_for 10 has_line "$T/$1.ev" '^listen ' || fail "$1 listens"
@@ -75,9 +78,9 @@ stop_dsroute p
 : >"$T/sq.ev"
 bg sq unshare --pid --fork --kill-child --mount-proc --mount sh -c '
     exec 3>>"$1"
-    mount -t tmpfs none /tmp || exit 1
+    mount --bind "${2%/*}" /mnt && mount -t tmpfs none /tmp || exit 1
     k=$(sed -n "s/.*) //p" /proc/1/stat | awk "{ print \$20 }")
-    "$2" --listen "/tmp/dotnet-diagnostic-1-$k-socket" --pid 7666 \
+    "/mnt/${2##*/}" --listen "/tmp/dotnet-diagnostic-1-$k-socket" --pid 7666 \
 	--events /dev/fd/3 &
     wait' sh "$T/sq.ev" "$FAKERT"
 wait_for 10 has_line "$T/sq.ev" '^listen '

@@ -154,8 +154,8 @@ static void
 dir_howto(const struct endpoint *ep)
 {
 	log_info("  a runtime whose $TMPDIR is %s is found there by its "
-	    "default socket; the newest serves the tools",
-	    DIRECTORY(ep)->path);
+	    "default socket; the one serving keeps the tools while it "
+	    "lives, then the newest serves", DIRECTORY(ep)->path);
 }
 
 /* It holds runtimes' default ports: never an advertise, nor a tool. */
@@ -208,7 +208,9 @@ read_candidates(struct endpoint *ep, struct found_list *l)
 			finder_passed_over(ep, &d->finder, de->d_name, why);
 			continue;
 		}
-		snprintf(path, sizeof(path), "%s/%s", d->path, de->d_name);
+		if (snprintf(path, sizeof(path), "%s/%s", d->path,
+		    de->d_name) >= (int)sizeof(path))
+			continue;	/* cannot be: the name is short */
 		if (found_add(l, dn.key, path) == -1)
 			break;
 	}

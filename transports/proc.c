@@ -143,8 +143,9 @@ proc_howto(const struct endpoint *ep)
 {
 	(void)ep;
 	log_info("  a runtime in any container of this host is found by its "
-	    "default socket, through /proc; the newest serves the tools%s",
-	    geteuid() == 0 ? "" : " (as root; now only this user's)");
+	    "default socket, through /proc%s; the one serving keeps the "
+	    "tools while it lives, then the newest serves",
+	    geteuid() == 0 ? "" : " (all as root; now only this user's)");
 }
 
 /* It holds runtimes' default ports: never an advertise, nor a tool. */
