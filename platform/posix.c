@@ -273,9 +273,6 @@ proc_each(int (*fn)(pid_t, void *), void *arg)
 	return (saved != 0 ? -1 : 0);
 }
 
-/* The environment of a process may be up to a few MiB; look this far. */
-#define ENVIRON_MAX	(1024 * 1024)
-
 /*
  * The value of the variable name in an environment block (NUL-separated
  * NAME=VALUE entries, the last one perhaps cut short), in buf: 1 if it is

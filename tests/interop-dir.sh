@@ -26,17 +26,9 @@ check "ProcessInfo through dir: finds the app" \
     tool --timeout 30 "tcp:127.0.0.1:$P" processinfo
 is "... its pid" "$(field pid "$T/tool.out")" "$(pid_of a)"
 
-# trace: the real dotnet-trace for 3 s through both routers; its own
-# runtime opens no diagnostic port.
-trace() {
-	DOTNET_EnableDiagnostics=0 timeout 120 "$tool_path" collect \
-	    --providers "$PROVIDERS" --diagnostic-port "$T/tool.sock,connect" \
-	    --duration 00:00:00:03 -o "$T/a.nettrace" </dev/null \
-	    >"$T/dt.out" 2>&1
-}
-
 if dotnet_tool dotnet-trace; then
-	check "dotnet-trace collect through dir: and a second router" trace
+	check "dotnet-trace collect through dir: and a second router" \
+	    collect_trace "$T/tool.sock,connect" "$T/a.nettrace"
 	check "dsclient parses the trace" client dp parse "$T/a.nettrace"
 	like "it holds the app's Dsroute-Test events" "$(cat "$T/dp.out")" \
 	    "dsroute-test=[1-9][0-9]*"

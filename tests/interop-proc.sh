@@ -38,14 +38,9 @@ check "the router names the process it dialled" has_line "$T/rt.err" \
     "runtime=proc:/proc\(pid $host_pid uid 0\)"
 
 start_dsroute tl "uds:$T/tool.sock" "tcp:127.0.0.1:$P,connect"
-trace() {
-	DOTNET_EnableDiagnostics=0 timeout 120 "$tool_path" collect \
-	    --providers "$PROVIDERS" --diagnostic-port "$T/tool.sock,connect" \
-	    --duration 00:00:00:03 -o "$T/c.nettrace" </dev/null \
-	    >"$T/dt.out" 2>&1
-}
 if dotnet_tool dotnet-trace; then
-	check "dotnet-trace collect through proc: and a second router" trace
+	check "dotnet-trace collect through proc: and a second router" \
+	    collect_trace "$T/tool.sock,connect" "$T/c.nettrace"
 	check "dsclient parses the trace" client dp parse "$T/c.nettrace"
 	like "it holds the app's Dsroute-Test events" "$(cat "$T/dp.out")" \
 	    "dsroute-test=[1-9][0-9]*"

@@ -11,9 +11,10 @@
  * that started a moment ago is found and one that exited is not.  The
  * one serving is dialled while it lasts, then the newest (the greatest
  * KEY, its start time) that accepts (finder.c); a file left by a process
- * that is gone refuses it and is passed over.  The listener is then checked as uds: checks a runtime
- * dialled at its default name.  A name that is not a socket, and a socket
- * of another user while we are not root, are passed over with a line.
+ * that is gone refuses it and is passed over.  The listener is then
+ * checked as uds: checks a runtime dialled at its default name.  A name
+ * that is not a socket, and a socket of another user while we are not
+ * root, are passed over with a line.
  *
  * Only the connect role: dir:PATH,listen, a mirror of many runtimes for
  * the tools of a workstation, is refused until it exists.
@@ -244,20 +245,18 @@ static int
 dir_dial(struct endpoint *ep, int *pending)
 {
 	struct found_list	 l;
-	int			 fd, saved;
+	int			 saved;
 
 	memset(&l, 0, sizeof(l));
 	finder_scan(&DIRECTORY(ep)->finder);
 	if (read_candidates(ep, &l) == -1) {
+		saved = errno;
 		found_free(&l);
+		errno = saved;
 		return (-1);
 	}
-	fd = finder_dial(ep, &DIRECTORY(ep)->finder, &l, listener_refusal,
-	    pending);
-	saved = errno;
-	found_free(&l);
-	errno = saved;
-	return (fd);
+	return (finder_dial(ep, &DIRECTORY(ep)->finder, &l, listener_refusal,
+	    pending));
 }
 
 /*
@@ -268,21 +267,12 @@ dir_dial(struct endpoint *ep, int *pending)
 static int
 dir_setup(struct conn *c, int accepted)
 {
-	struct sockaddr_un	 sun;
 	struct default_name	 dn;
-	socklen_t		 len = sizeof(sun);
-	const char		*name;
+	char			 name[SUN_PATH_LEN];
 	char			 path[SUN_PATH_LEN + NAME_MAX_LEN];
 
-	memset(&sun, 0, sizeof(sun));
-	if (getpeername(c->fd, (struct sockaddr *)&sun, &len) == -1) {
-		c->error = errno;
-		c->why = "cannot learn the socket dialled";
+	if (uds_peer_bound_name(c, name, sizeof(name)) == -1)
 		return (-1);
-	}
-	sun.sun_path[sizeof(sun.sun_path) - 1] = '\0';
-	name = strrchr(sun.sun_path, '/');
-	name = name != NULL ? name + 1 : sun.sun_path;
 	if (!ipc_default_socket_parse(name, 0, &dn)) {
 		c->why = "the listener is not bound at a runtime's default "
 		    "socket name";

@@ -134,9 +134,9 @@ order(struct finder *f, struct found_list *l)
 
 /*
  * Dial the runtime serving, else the newest, on the list that accepts and
- * whose listener holds up (holds returns NULL, or why not).  A socket
- * file whose process is gone refuses the connection; with none left the
- * tool hears that no runtime's socket is there (ENOENT).
+ * whose listener holds up (holds returns NULL, or why not), and free the
+ * list.  A socket file whose process is gone refuses the connection; with
+ * none left the tool hears that no runtime's socket is there (ENOENT).
  */
 int
 finder_dial(const struct endpoint *ep, struct finder *f, struct found_list *l,
@@ -172,6 +172,7 @@ finder_dial(const struct endpoint *ep, struct finder *f, struct found_list *l,
 	if (f->scan_held > 0)
 		log_warning("%s: %u more passed over, not said", ep->name,
 		    f->scan_held);
+	found_free(l);
 	errno = saved;
 	return (fd);
 }

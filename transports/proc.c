@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * Runtimes in every container of a Linux node: proc:[/proc][,connect].  A runtime
- * in a container that shares no /tmp with us still makes its default
- * socket in its own TMPDIR, and /proc/PID/root reaches it there.  Its name
+ * Runtimes in every container of a Linux node: proc:[/proc][,connect].
+ * A runtime in a container that shares no /tmp with us still makes its
+ * default socket in its own TMPDIR, and /proc/PID/root reaches it there.  Its name
  * carries the pid the runtime has in its own namespace (the last of NSpid)
  * and its start time, so for each process the one name it would have is
  * known: /proc/PID/root$TMPDIR/dotnet-diagnostic-OWNPID-START-socket, one
@@ -24,9 +24,7 @@
 #include "config.h"
 
 #include <sys/types.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -162,6 +160,14 @@ proc_listen(struct endpoint *ep, char *err, size_t len)
 	return (proc_check(ep, err, len));
 }
 
+/* The default socket name the process pi has if it is a runtime. */
+static void
+runtime_socket_name(const struct proc_info *pi, char *buf, size_t len)
+{
+	snprintf(buf, len, "dotnet-diagnostic-%ld-%llu-socket",
+	    (long)pi->own_pid, (unsigned long long)pi->starttime);
+}
+
 /* Privileges are missing for pid: said at debug, counted for one line. */
 static void
 denied(struct proc_scan *sc, pid_t pid, const char *what)
@@ -178,7 +184,8 @@ look_at(pid_t pid, void *arg)
 	struct proc_scan	*sc = arg;
 	struct proc_info	 pi;
 	struct stat		 st;
-	char			 tmp[256], path[FOUND_PATH_MAX + 1], what[32];
+	char			 tmp[256], name[64];
+	char			 path[FOUND_PATH_MAX + 1], what[32];
 	size_t			 n;
 	int			 set;
 
@@ -194,10 +201,9 @@ look_at(pid_t pid, void *arg)
 	n = strlen(tmp);
 	while (n > 1 && tmp[n - 1] == '/')
 		tmp[--n] = '\0';
-	if ((size_t)snprintf(path, sizeof(path), "/proc/%ld/root%s/"
-	    "dotnet-diagnostic-%ld-%llu-socket", (long)pid, n > 1 ? tmp : "",
-	    (long)pi.own_pid, (unsigned long long)pi.starttime) >=
-	    FOUND_PATH_MAX) {
+	runtime_socket_name(&pi, name, sizeof(name));
+	if ((size_t)snprintf(path, sizeof(path), "/proc/%ld/root%s/%s",
+	    (long)pid, n > 1 ? tmp : "", name) >= FOUND_PATH_MAX) {
 		snprintf(what, sizeof(what), "process %ld", (long)pid);
 		finder_passed_over(sc->ep, &PROCS(sc->ep)->finder, what,
 		    "the path of its socket is too long for a socket address");
@@ -256,7 +262,7 @@ proc_dial(struct endpoint *ep, int *pending)
 {
 	struct proc_endpoint	*p = PROCS(ep);
 	struct proc_scan	 sc;
-	int			 fd, saved;
+	int			 saved;
 
 	memset(&sc, 0, sizeof(sc));
 	sc.ep = ep;
@@ -274,12 +280,8 @@ proc_dial(struct endpoint *ep, int *pending)
 		    "with CAP_SYS_PTRACE and CAP_DAC_OVERRIDE; -v debug names "
 		    "them", ep->name, sc.denied);
 	}
-	fd = finder_dial(ep, &p->finder, &sc.found, listener_refusal,
-	    pending);
-	saved = errno;
-	found_free(&sc.found);
-	errno = saved;
-	return (fd);
+	return (finder_dial(ep, &p->finder, &sc.found, listener_refusal,
+	    pending));
 }
 
 /*
@@ -289,38 +291,19 @@ proc_dial(struct endpoint *ep, int *pending)
 static int
 proc_setup(struct conn *c, int accepted)
 {
-	struct sockaddr_un	 sun;
 	struct peer_cred	 cred;
 	struct proc_info	 pi;
-	socklen_t		 len = sizeof(sun);
-	const char		*name;
-	char			 want[96];
+	char			 name[FOUND_PATH_MAX], want[64];
 
 	(void)accepted;
-	if (peer_cred_get(c->fd, &cred) == -1) {
-		c->error = errno;
-		c->why = "cannot read the peer's credentials";
+	if (uds_peer_cred(c, &cred) == -1 ||
+	    uds_peer_bound_name(c, name, sizeof(name)) == -1)
 		return (-1);
-	}
-	c->have_cred = 1;
-	c->pid = cred.pid;
-	c->uid = cred.uid;
-	c->gid = cred.gid;
-	memset(&sun, 0, sizeof(sun));
-	if (getpeername(c->fd, (struct sockaddr *)&sun, &len) == -1) {
-		c->error = errno;
-		c->why = "cannot learn the socket dialled";
-		return (-1);
-	}
-	sun.sun_path[sizeof(sun.sun_path) - 1] = '\0';
-	name = strrchr(sun.sun_path, '/');
-	name = name != NULL ? name + 1 : sun.sun_path;
 	if (cred.pid == 0 || proc_info_get(cred.pid, 1, &pi) == -1) {
 		c->why = "the listener is a process this router cannot see";
 		return (-1);
 	}
-	snprintf(want, sizeof(want), "dotnet-diagnostic-%ld-%llu-socket",
-	    (long)pi.own_pid, (unsigned long long)pi.starttime);
+	runtime_socket_name(&pi, want, sizeof(want));
 	if (strcmp(name, want) != 0) {
 		c->why = "the process listening at the socket is not the one "
 		    "its name gives";

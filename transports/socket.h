@@ -28,11 +28,14 @@ int		 inherit_take_inet(const struct endpoint *,
 
 /*
  * uds.c: connecting to a socket file, and setting up a connection to one:
- * a runtime's default socket name must be the listener's own (dir.c).
+ * the peer's credentials, the name its socket is bound at, and that a
+ * runtime's default socket name is the listener's own (dir.c, proc.c).
  */
 struct default_name;
 struct peer_cred;
 int		 uds_dial_path(const char *, int *);
+int		 uds_peer_cred(struct conn *, struct peer_cred *);
+int		 uds_peer_bound_name(struct conn *, char *, size_t);
 int		 uds_conn_setup(struct conn *, int, const char *);
 const char	*uds_named_listener_refusal(const char *,
 		    const struct peer_cred *, const struct default_name *);

@@ -469,9 +469,50 @@ uds_setup(struct conn *c, int accepted)
 }
 
 /*
- * Learn the peer's credentials; without them the peer gets nothing.  A
- * runtime dialled at a default socket name, path, must be the process
- * the name gives.
+ * Learn the peer's credentials into c and *cred; without them the peer
+ * gets nothing.
+ */
+int
+uds_peer_cred(struct conn *c, struct peer_cred *cred)
+{
+	if (peer_cred_get(c->fd, cred) == -1) {
+		c->error = errno;
+		c->why = "cannot read the peer's credentials";
+		return (-1);
+	}
+	c->have_cred = 1;
+	c->pid = cred->pid;
+	c->uid = cred->uid;
+	c->gid = cred->gid;
+	return (0);
+}
+
+/*
+ * The file name the listener on c bound its socket at, without its
+ * directory (it may see the directory elsewhere, from a container).
+ */
+int
+uds_peer_bound_name(struct conn *c, char *name, size_t len)
+{
+	struct sockaddr_un	 sun;
+	socklen_t		 slen = sizeof(sun);
+	const char		*file;
+
+	memset(&sun, 0, sizeof(sun));
+	if (getpeername(c->fd, (struct sockaddr *)&sun, &slen) == -1) {
+		c->error = errno;
+		c->why = "cannot learn the socket dialled";
+		return (-1);
+	}
+	sun.sun_path[sizeof(sun.sun_path) - 1] = '\0';
+	file = strrchr(sun.sun_path, '/');
+	snprintf(name, len, "%s", file != NULL ? file + 1 : sun.sun_path);
+	return (0);
+}
+
+/*
+ * Learn the peer's credentials.  A runtime dialled at a default socket
+ * name, path, must be the process the name gives.
  */
 int
 uds_conn_setup(struct conn *c, int accepted, const char *path)
@@ -479,15 +520,8 @@ uds_conn_setup(struct conn *c, int accepted, const char *path)
 	struct peer_cred	 cred;
 	struct default_name	 dn;
 
-	if (peer_cred_get(c->fd, &cred) == -1) {
-		c->error = errno;
-		c->why = "cannot read the peer's credentials";
+	if (uds_peer_cred(c, &cred) == -1)
 		return (-1);
-	}
-	c->have_cred = 1;
-	c->pid = cred.pid;
-	c->uid = cred.uid;
-	c->gid = cred.gid;
 	if (!accepted && ipc_default_socket_parse(path, 1, &dn) &&
 	    (c->why = uds_named_listener_refusal(path, &cred, &dn)) != NULL)
 		return (-1);

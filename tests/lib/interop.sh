@@ -121,6 +121,15 @@ parked() {
 
 . "$top_srcdir/tests/lib/dotnet-tools.sh"
 
+# collect_trace PORT FILE: the real dotnet-trace ($tool_path, set by
+# dotnet_tool) records $PROVIDERS for 3 s through the diagnostic port PORT
+# into FILE; its output in $T/dt.out.  Its own runtime opens no port.
+collect_trace() {
+	DOTNET_EnableDiagnostics=0 timeout 120 "$tool_path" collect \
+	    --providers "$PROVIDERS" --diagnostic-port "$1" \
+	    --duration 00:00:00:03 -o "$2" </dev/null >"$T/dt.out" 2>&1
+}
+
 # logged NAME EREGEX [N]: router NAME logged N (1) lines that match.  A
 # session's line comes once both its ends have closed, a moment after the
 # tool has exited: wait for it with wait_for.
