@@ -293,6 +293,31 @@ ipc_advertise_build(uint8_t msg[ADVR_LEN], const struct advertise *adv)
 }
 
 /*
+ * Check the header of a complete reply: the magic, the server set, and a
+ * size of at least a header but no more than len, in *size.  Return 0 for
+ * an OK, 1 for an error frame (its HRESULT in *hresult), -1 when the
+ * bytes are not a reply at all.
+ */
+static int
+reply_header(const uint8_t *buf, size_t len, size_t *size, uint32_t *hresult)
+{
+	if (len < IPC_HEADER_LEN || memcmp(buf, ipc_magic, IPC_MAGIC_LEN) != 0)
+		return (-1);
+	*size = le16(buf + 14);
+	if (*size < IPC_HEADER_LEN || *size > len || buf[16] != IPC_SET_SERVER)
+		return (-1);
+	if (buf[17] == IPC_ID_ERROR) {
+		if (*size < 24)
+			return (-1);
+		*hresult = le32(buf + 20);
+		return (1);
+	}
+	if (buf[17] != IPC_ID_OK)
+		return (-1);
+	return (0);
+}
+
+/*
  * Parse a complete ProcessInfo reply: u64 pid, then the 16-byte cookie.
  * Return 0 on success, 1 for an error frame (its HRESULT in *hresult), -1
  * when the bytes are not a reply at all.
@@ -301,20 +326,12 @@ int
 ipc_processinfo_parse(const uint8_t *buf, size_t len, struct advertise *adv,
     uint32_t *hresult)
 {
-	uint16_t	 size;
+	size_t	 size;
+	int	 rv;
 
-	if (len < IPC_HEADER_LEN || memcmp(buf, ipc_magic, IPC_MAGIC_LEN) != 0)
-		return (-1);
-	size = le16(buf + 14);
-	if (size < IPC_HEADER_LEN || size > len || buf[16] != IPC_SET_SERVER)
-		return (-1);
-	if (buf[17] == IPC_ID_ERROR) {
-		if (size < 24)
-			return (-1);
-		*hresult = le32(buf + 20);
-		return (1);
-	}
-	if (buf[17] != IPC_ID_OK || size < IPC_HEADER_LEN + 8 + IPC_COOKIE_LEN)
+	if ((rv = reply_header(buf, len, &size, hresult)) != 0)
+		return (rv);
+	if (size < IPC_HEADER_LEN + 8 + IPC_COOKIE_LEN)
 		return (-1);
 	adv->pid = le64(buf + 20);
 	memcpy(adv->cookie, buf + 28, IPC_COOKIE_LEN);
