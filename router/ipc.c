@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <event2/buffer.h>
 
@@ -336,6 +337,238 @@ ipc_processinfo_parse(const uint8_t *buf, size_t len, struct advertise *adv,
 	adv->pid = le64(buf + 20);
 	memcpy(adv->cookie, buf + 28, IPC_COOKIE_LEN);
 	return (0);
+}
+
+/* Write cp as UTF-8 into out; return how many bytes it took. */
+static size_t
+utf8_encode(uint32_t cp, uint8_t out[4])
+{
+	if (cp < 0x80) {
+		out[0] = cp;
+		return (1);
+	}
+	if (cp < 0x800) {
+		out[0] = 0xc0 | cp >> 6;
+		out[1] = 0x80 | (cp & 0x3f);
+		return (2);
+	}
+	if (cp < 0x10000) {
+		out[0] = 0xe0 | cp >> 12;
+		out[1] = 0x80 | (cp >> 6 & 0x3f);
+		out[2] = 0x80 | (cp & 0x3f);
+		return (3);
+	}
+	out[0] = 0xf0 | cp >> 18;
+	out[1] = 0x80 | (cp >> 12 & 0x3f);
+	out[2] = 0x80 | (cp >> 6 & 0x3f);
+	out[3] = 0x80 | (cp & 0x3f);
+	return (4);
+}
+
+/*
+ * Read the protocol string at *off, which ends no later than end: a u32
+ * count of UTF-16LE units, the terminating NUL included (0 for none), then
+ * the units.  *off moves past it.  Its text goes into dst as UTF-8 for logs
+ * and process names, so the peer can put no control byte there: an
+ * unpaired surrogate and a control character (C0, DEL and C1) become '?'.
+ * An embedded NUL ends the text; text too long for dst is cut before the
+ * first character that does not fit.  Return -1 if the count runs past
+ * end or the last unit is not a NUL.
+ */
+static int
+get_string(const uint8_t *buf, size_t end, size_t *off, char *dst,
+    size_t size)
+{
+	const uint8_t	*p;
+	uint32_t	 count, cp, lo;
+	size_t		 i, n, o = 0;
+	uint8_t		 enc[4];
+
+	dst[0] = '\0';
+	if (end - *off < 4)
+		return (-1);
+	count = le32(buf + *off);
+	*off += 4;
+	if (count == 0)
+		return (0);
+	if (count > (end - *off) / 2)
+		return (-1);
+	p = buf + *off;
+	*off += (size_t)count * 2;
+	if (le16(p + 2 * ((size_t)count - 1)) != 0)
+		return (-1);
+	for (i = 0; i + 1 < count; i++) {
+		if ((cp = le16(p + 2 * i)) == 0)
+			break;
+		if (cp >= 0xd800 && cp <= 0xdbff && i + 2 < count &&
+		    (lo = le16(p + 2 * i + 2)) >= 0xdc00 && lo <= 0xdfff) {
+			cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+			i++;
+		} else if ((cp >= 0xd800 && cp <= 0xdfff) || cp < 0x20 ||
+		    (cp >= 0x7f && cp < 0xa0))
+			cp = '?';
+		n = utf8_encode(cp, enc);
+		if (o + n >= size)
+			break;
+		memcpy(dst + o, enc, n);
+		o += n;
+	}
+	dst[o] = '\0';
+	return (0);
+}
+
+/*
+ * Parse a whole ProcessInfo reply, or with v2 non-zero a ProcessInfo2
+ * reply: u64 pid, the 16-byte cookie, then the command line, OS and
+ * architecture, and for ProcessInfo2 the entry assembly and the runtime
+ * version, as protocol strings.  Only the header's size bytes are read,
+ * which may be fewer than len; the strings must fill them exactly, so the
+ * wrong layout is not taken for the right one.  Return 0 on success, 1
+ * for an error frame (its HRESULT in *hresult), -1 when malformed.  *pi
+ * is zeroed unless 0 is returned.
+ */
+int
+ipc_process_info_parse(const uint8_t *buf, size_t len, int v2,
+    struct process_info *pi, uint32_t *hresult)
+{
+	size_t	 size, off;
+	int	 rv;
+
+	memset(pi, 0, sizeof(*pi));
+	if ((rv = reply_header(buf, len, &size, hresult)) != 0)
+		return (rv);
+	off = IPC_HEADER_LEN + 8 + IPC_COOKIE_LEN;
+	if (size < off)
+		return (-1);
+	pi->pid = le64(buf + IPC_HEADER_LEN);
+	memcpy(pi->cookie, buf + IPC_HEADER_LEN + 8, IPC_COOKIE_LEN);
+	if (get_string(buf, size, &off, pi->cmdline,
+	    sizeof(pi->cmdline)) == -1 ||
+	    get_string(buf, size, &off, pi->os, sizeof(pi->os)) == -1 ||
+	    get_string(buf, size, &off, pi->arch, sizeof(pi->arch)) == -1 ||
+	    (v2 && get_string(buf, size, &off, pi->assembly,
+	    sizeof(pi->assembly)) == -1) ||
+	    (v2 && get_string(buf, size, &off, pi->version,
+	    sizeof(pi->version)) == -1) ||
+	    off != size) {
+		memset(pi, 0, sizeof(*pi));
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Find the next word of a command line after *p: words are split on
+ * spaces, and one that starts with a double quote runs to the next (a
+ * path with spaces).  Set *word and *n to it, quotes left out, and move *p
+ * past it.  Return 0 when there are no more.
+ */
+static int
+next_word(const char **p, const char **word, size_t *n)
+{
+	const char	*s = *p, *e;
+
+	while (*s == ' ')
+		s++;
+	if (*s == '\0')
+		return (0);
+	if (*s == '"') {
+		s++;
+		e = s + strcspn(s, "\"");
+		*p = *e == '"' ? e + 1 : e;
+	} else {
+		e = s + strcspn(s, " ");
+		*p = e;
+	}
+	*word = s;
+	*n = e - s;
+	return (1);
+}
+
+/* Trim a word to its last path component (either separator). */
+static void
+word_base(const char **word, size_t *n)
+{
+	size_t	 i;
+
+	for (i = *n; i > 0; i--) {
+		if ((*word)[i - 1] == '/' || (*word)[i - 1] == '\\')
+			break;
+	}
+	*word += i;
+	*n -= i;
+}
+
+/* Return non-zero if a word of n bytes ends with suffix, in any case. */
+static int
+word_ends(const char *word, size_t n, const char *suffix)
+{
+	size_t	 slen = strlen(suffix);
+
+	return (n >= slen && strncasecmp(word + n - slen, suffix, slen) == 0);
+}
+
+/*
+ * Write a name for the app into buf, for people and for process names:
+ * the entry assembly if known, else the file name of the command line's
+ * first word without ".dll" or ".exe".  When that is the dotnet host
+ * ("dotnet app.dll", "dotnet exec ... app.dll"), the app is the first
+ * later word ending in ".dll", and the name stays "dotnet" if there is
+ * none.  Only [A-Za-z0-9._+-] is kept, one '_' standing for anything else
+ * (a whole UTF-8 character); the name never starts with '-' or '.', so it
+ * is never taken for an option or a hidden file, and is never empty,
+ * "dotnet" standing in.  It is cut to len - 1 bytes.
+ */
+void
+ipc_process_info_name(const struct process_info *pi, char *buf, size_t len)
+{
+	const char	*src, *p, *w;
+	size_t		 n, wn, i, o = 0;
+	unsigned char	 c;
+
+	if (len == 0)
+		return;
+	src = "";
+	n = 0;
+	if (pi->assembly[0] != '\0') {
+		src = pi->assembly;
+		n = strnlen(src, sizeof(pi->assembly));
+	} else {
+		p = pi->cmdline;
+		if (next_word(&p, &src, &n)) {
+			word_base(&src, &n);
+			if (word_ends(src, n, ".exe"))
+				n -= 4;
+			if (n == 6 && strncasecmp(src, "dotnet", 6) == 0) {
+				while (next_word(&p, &w, &wn)) {
+					if (word_ends(w, wn, ".dll")) {
+						src = w;
+						n = wn;
+						word_base(&src, &n);
+						break;
+					}
+				}
+			}
+			if (word_ends(src, n, ".dll") ||
+			    word_ends(src, n, ".exe"))
+				n -= 4;
+		}
+	}
+	for (i = 0; i < n && src[i] != '\0' && o + 1 < len; i++) {
+		c = src[i];
+		if ((c & 0xc0) == 0x80)
+			continue;	/* the rest of a UTF-8 character */
+		if (!(c >= 'A' && c <= 'Z') && !(c >= 'a' && c <= 'z') &&
+		    !(c >= '0' && c <= '9') && c != '.' && c != '_' &&
+		    c != '+' && c != '-')
+			c = '_';
+		if (o == 0 && (c == '-' || c == '.'))
+			c = '_';
+		buf[o++] = c;
+	}
+	buf[o] = '\0';
+	if (o == 0)
+		snprintf(buf, len, "dotnet");
 }
 
 /* Format a cookie as the 32 hex digits of its bytes, in wire order. */

@@ -30,7 +30,9 @@ struct evbuffer;
 #define IPC_SET_PROCESS		0x04
 #define IPC_SET_SERVER		0xff
 #define IPC_ID_OK		0x00
+#define IPC_ID_PROCESS_INFO	0x00	/* in IPC_SET_PROCESS */
 #define IPC_ID_RESUME_RUNTIME	0x01	/* in IPC_SET_PROCESS */
+#define IPC_ID_PROCESS_INFO2	0x04	/* in IPC_SET_PROCESS */
 #define IPC_ID_ERROR		0xff
 
 #define HRESULT_BAD_ENCODING	0x80131384U
@@ -51,6 +53,20 @@ struct ipc_header {
 struct advertise {
 	uint8_t		 cookie[IPC_COOKIE_LEN];
 	uint64_t	 pid;
+};
+
+/*
+ * A runtime's ProcessInfo or ProcessInfo2 answer, its strings as UTF-8
+ * with no control characters (ipc_process_info_parse), each cut to fit.
+ */
+struct process_info {
+	uint64_t	 pid;
+	uint8_t		 cookie[IPC_COOKIE_LEN];
+	char		 cmdline[1024];
+	char		 os[32];
+	char		 arch[32];
+	char		 assembly[256];	/* managed entry point; ProcessInfo2 */
+	char		 version[64];	/* CLR product version; ProcessInfo2 */
 };
 
 /* A default diagnostic socket's name, parsed. */
@@ -106,6 +122,10 @@ void		 ipc_advertise_build(uint8_t [ADVR_LEN],
 		    const struct advertise *);
 int		 ipc_processinfo_parse(const uint8_t *, size_t,
 		    struct advertise *, uint32_t *);
+int		 ipc_process_info_parse(const uint8_t *, size_t, int,
+		    struct process_info *, uint32_t *);
+void		 ipc_process_info_name(const struct process_info *, char *,
+		    size_t);
 void		 ipc_cookie_hex(const uint8_t [IPC_COOKIE_LEN], char [33]);
 int		 ipc_default_socket_parse(const char *, int,
 		    struct default_name *);
