@@ -4,6 +4,7 @@
 
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,6 +201,327 @@ test_names(void)
 	    "other names");
 }
 
+/* A reply under construction, written field by field as a runtime would. */
+struct wire {
+	uint8_t		 b[4096];
+	size_t		 n;
+};
+
+static void
+w_u8(struct wire *w, uint8_t v)
+{
+	w->b[w->n++] = v;
+}
+
+static void
+w_u32(struct wire *w, uint32_t v)
+{
+	int	 i;
+
+	for (i = 0; i < 4; i++)
+		w_u8(w, (uint8_t)(v >> (8 * i)));
+}
+
+/* A protocol string of n UTF-16 units, given as they are (no NUL added). */
+static void
+w_units(struct wire *w, const uint16_t *u, size_t n)
+{
+	size_t	 i;
+
+	w_u32(w, (uint32_t)n);
+	for (i = 0; i < n; i++) {
+		w_u8(w, u[i] & 0xff);
+		w_u8(w, u[i] >> 8);
+	}
+}
+
+/* A protocol string of ASCII text and its NUL; "" is written as count 0. */
+static void
+w_str(struct wire *w, const char *s)
+{
+	size_t	 i, n = strlen(s);
+
+	if (n == 0) {
+		w_u32(w, 0);
+		return;
+	}
+	w_u32(w, (uint32_t)n + 1);
+	for (i = 0; i <= n; i++) {
+		w_u8(w, (uint8_t)s[i]);
+		w_u8(w, 0);
+	}
+}
+
+/* The OK header, pid 4242 and a cookie of 0xc0, 0xc1, ... */
+static void
+w_start(struct wire *w, uint8_t set, uint8_t id)
+{
+	int	 i;
+
+	w->n = 0;
+	for (i = 0; i < 14; i++)
+		w_u8(w, magic[i]);
+	w_u8(w, 0);			/* size, set by w_end */
+	w_u8(w, 0);
+	w_u8(w, set);
+	w_u8(w, id);
+	w_u8(w, 0);
+	w_u8(w, 0);
+	if (set == IPC_SET_SERVER && id == IPC_ID_OK) {
+		w_u32(w, 4242);
+		w_u32(w, 0);
+		for (i = 0; i < IPC_COOKIE_LEN; i++)
+			w_u8(w, (uint8_t)(0xc0 + i));
+	}
+}
+
+static void
+w_end(struct wire *w)
+{
+	w->b[14] = w->n & 0xff;
+	w->b[15] = w->n >> 8;
+}
+
+/* A ProcessInfo2 reply whose command line is the given units. */
+static void
+w_info2_units(struct wire *w, const uint16_t *u, size_t n)
+{
+	w_start(w, IPC_SET_SERVER, IPC_ID_OK);
+	w_units(w, u, n);
+	w_str(w, "Linux");
+	w_str(w, "x64");
+	w_str(w, "");
+	w_str(w, "10.0.0");
+	w_end(w);
+}
+
+/* Parse the first len bytes of a reply from a copy of exactly that size. */
+static int
+parse_exact(const uint8_t *b, size_t len, int v2, struct process_info *pi,
+    uint32_t *hresult)
+{
+	uint8_t	*copy;
+	int	 rv;
+
+	if ((copy = malloc(len == 0 ? 1 : len)) == NULL)
+		abort();
+	memcpy(copy, b, len);
+	rv = ipc_process_info_parse(copy, len, v2, pi, hresult);
+	free(copy);
+	return (rv);
+}
+
+static void
+test_process_info(void)
+{
+	static const uint8_t	 cookie[IPC_COOKIE_LEN] = {
+		0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7,
+		0xc8, 0xc9, 0xca, 0xcb, 0xcc, 0xcd, 0xce, 0xcf
+	};
+	/* "a", U+1F600 as a surrogate pair, "b", NUL */
+	static const uint16_t	 pair[] = { 'a', 0xd83d, 0xde00, 'b', 0 };
+	/* a lone high, a lone low, a high before the NUL */
+	static const uint16_t	 lone[] = { 0xd800, 'x', 0xdc00, 0xdbff, 0 };
+	static const uint16_t	 ctl[] = { 'a', '\n', 0x1b, '[', 0x7f, 0x9b,
+	    0xe9, 0 };
+	static const uint16_t	 nul[] = { 'a', 'b', 0, 'c', 0 };
+	static const uint16_t	 nonul[] = { 'a', 'b' };
+	static uint16_t		 big[1100];
+	struct process_info	 pi;
+	struct wire		 w, w1;
+	uint32_t		 hresult = 0;
+	uint8_t			 frame[24];
+	size_t			 i, len;
+	int			 all;
+
+	w_start(&w, IPC_SET_SERVER, IPC_ID_OK);
+	w_str(&w, "/usr/bin/dotnet /app/MyApp.dll --port 5");
+	w_str(&w, "Linux");
+	w_str(&w, "x64");
+	w_str(&w, "MyApp");
+	w_str(&w, "10.0.0");
+	w_end(&w);
+	ok(parse_exact(w.b, w.n, 1, &pi, &hresult) == 0 && pi.pid == 4242 &&
+	    memcmp(pi.cookie, cookie, IPC_COOKIE_LEN) == 0,
+	    "ProcessInfo2: pid and cookie");
+	ok(strcmp(pi.cmdline, "/usr/bin/dotnet /app/MyApp.dll --port 5") ==
+	    0 && strcmp(pi.os, "Linux") == 0 && strcmp(pi.arch, "x64") == 0 &&
+	    strcmp(pi.assembly, "MyApp") == 0 &&
+	    strcmp(pi.version, "10.0.0") == 0,
+	    "ProcessInfo2: its five strings");
+	ok(parse_exact(w.b, w.n, 0, &pi, &hresult) == -1 &&
+	    pi.cmdline[0] == '\0' && pi.pid == 0,
+	    "ProcessInfo2 read as ProcessInfo: rejected, nothing kept");
+	memcpy(w.b + w.n, "trailing", 8);
+	ok(parse_exact(w.b, w.n + 8, 1, &pi, &hresult) == 0 &&
+	    strcmp(pi.version, "10.0.0") == 0,
+	    "bytes after the header's size are not read");
+
+	all = 1;
+	for (len = 0; len < w.n; len++)
+		all &= parse_exact(w.b, len, 1, &pi, &hresult) == -1;
+	ok(all, "ProcessInfo2 cut at every length: rejected");
+	all = 1;
+	memcpy(&w1, &w, sizeof(w));
+	for (len = IPC_HEADER_LEN; len < w.n; len++) {
+		w1.b[14] = len & 0xff;
+		w1.b[15] = len >> 8;
+		all &= parse_exact(w1.b, len, 1, &pi, &hresult) == -1 &&
+		    pi.cmdline[0] == '\0';
+	}
+	ok(all, "... and when its size says it is that short");
+
+	w_start(&w1, IPC_SET_SERVER, IPC_ID_OK);
+	w_str(&w1, "/app/MyApp");
+	w_str(&w1, "Linux");
+	w_str(&w1, "arm64");
+	w_end(&w1);
+	ok(parse_exact(w1.b, w1.n, 0, &pi, &hresult) == 0 &&
+	    pi.pid == 4242 && strcmp(pi.cmdline, "/app/MyApp") == 0 &&
+	    strcmp(pi.arch, "arm64") == 0 && pi.assembly[0] == '\0' &&
+	    pi.version[0] == '\0', "ProcessInfo: three strings");
+	ok(parse_exact(w1.b, w1.n, 1, &pi, &hresult) == -1,
+	    "ProcessInfo read as ProcessInfo2: rejected");
+	w_start(&w1, IPC_SET_SERVER, IPC_ID_OK);
+	w_str(&w1, "");
+	w_str(&w1, "");
+	w_str(&w1, "");
+	w_end(&w1);
+	ok(parse_exact(w1.b, w1.n, 0, &pi, &hresult) == 0 &&
+	    pi.cmdline[0] == '\0' && pi.os[0] == '\0',
+	    "count 0: an empty string");
+
+	ipc_error_frame(frame, HRESULT_UNKNOWN_COMMAND);
+	hresult = 0;
+	ok(parse_exact(frame, 24, 1, &pi, &hresult) == 1 &&
+	    hresult == HRESULT_UNKNOWN_COMMAND,
+	    "error frame: 1 and its HRESULT (ProcessInfo2 unknown)");
+	w_start(&w1, IPC_SET_PROCESS, IPC_ID_PROCESS_INFO2);
+	w_end(&w1);
+	ok(parse_exact(w1.b, w1.n, 1, &pi, &hresult) == -1,
+	    "a request, not a reply: rejected");
+
+	/* The count of the command line, made larger than what follows. */
+	memcpy(&w1, &w, sizeof(w));
+	w1.b[44] = 0xff;
+	w1.b[45] = 0xff;
+	w1.b[46] = 0xff;
+	w1.b[47] = 0xff;
+	ok(parse_exact(w1.b, w1.n, 1, &pi, &hresult) == -1,
+	    "string count 0xffffffff: rejected");
+	w1.b[44] = 0x00;
+	w1.b[45] = 0x00;
+	w1.b[46] = 0x00;
+	w1.b[47] = 0x80;
+	ok(parse_exact(w1.b, w1.n, 1, &pi, &hresult) == -1,
+	    "string count 2^31, twice that 2^32: rejected");
+	w1.b[44] = 0x5d;		/* 93 units where 40 are */
+	w1.b[47] = 0x00;
+	ok(parse_exact(w1.b, w1.n, 1, &pi, &hresult) == -1,
+	    "string count into the next strings and beyond: rejected");
+
+	w_info2_units(&w, nonul, 2);
+	ok(parse_exact(w.b, w.n, 1, &pi, &hresult) == -1,
+	    "a string without its NUL: rejected");
+	w_info2_units(&w, nul, 5);
+	ok(parse_exact(w.b, w.n, 1, &pi, &hresult) == 0 &&
+	    strcmp(pi.cmdline, "ab") == 0 && strcmp(pi.os, "Linux") == 0,
+	    "an embedded NUL ends the text; the next string is still found");
+	w_info2_units(&w, pair, 5);
+	ok(parse_exact(w.b, w.n, 1, &pi, &hresult) == 0 &&
+	    strcmp(pi.cmdline, "a\xf0\x9f\x98\x80" "b") == 0,
+	    "a surrogate pair: one 4-byte UTF-8 character");
+	w_info2_units(&w, lone, 5);
+	ok(parse_exact(w.b, w.n, 1, &pi, &hresult) == 0 &&
+	    strcmp(pi.cmdline, "?x??") == 0, "unpaired surrogates: '?'");
+	w_info2_units(&w, ctl, 8);
+	ok(parse_exact(w.b, w.n, 1, &pi, &hresult) == 0 &&
+	    strcmp(pi.cmdline, "a??[??\xc3\xa9") == 0,
+	    "LF, ESC, DEL and C1 CSI: '?'; U+00E9 kept");
+
+	/* 1021 ASCII, then U+20AC (3 bytes): 1024 with the NUL. */
+	for (i = 0; i < 1021; i++)
+		big[i] = 'a';
+	big[1021] = 0x20ac;
+	big[1022] = 0;
+	w_info2_units(&w, big, 1023);
+	ok(parse_exact(w.b, w.n, 1, &pi, &hresult) == 0 &&
+	    strlen(pi.cmdline) == 1021 && pi.cmdline[1020] == 'a',
+	    "too long by one byte: cut before the character, not inside");
+	big[1020] = 0x20ac;
+	big[1021] = 0;
+	w_info2_units(&w, big, 1022);
+	ok(parse_exact(w.b, w.n, 1, &pi, &hresult) == 0 &&
+	    strlen(pi.cmdline) == 1023 &&
+	    strcmp(pi.cmdline + 1020, "\xe2\x82\xac") == 0,
+	    "a character that just fits is kept");
+	for (i = 0; i < 1099; i++)
+		big[i] = 0xd83d + (i % 2) * (0xde00 - 0xd83d);
+	big[1099] = 0;
+	w_info2_units(&w, big, 1100);
+	ok(parse_exact(w.b, w.n, 1, &pi, &hresult) == 0 &&
+	    strlen(pi.cmdline) == 1020 && strcmp(pi.os, "Linux") == 0,
+	    "549 4-byte characters: 255 kept, the rest skipped");
+}
+
+/* The name of the app a ProcessInfo describes. */
+static void
+test_process_info_name(void)
+{
+	static const struct {
+		const char	*assembly;
+		const char	*cmdline;
+		const char	*name;
+	} cases[] = {
+		{ "MyApp", "/usr/bin/dotnet /app/MyApp.dll", "MyApp" },
+		{ "", "/usr/bin/dotnet /app/MyApp.dll --port 5", "MyApp" },
+		{ "", "dotnet app.dll", "app" },
+		{ "", "dotnet exec --runtimeconfig a.json /srv/Web.Api.dll",
+		    "Web.Api" },
+		{ "", "dotnet", "dotnet" },
+		{ "", "/usr/share/dotnet/dotnet --info", "dotnet" },
+		{ "", "/app/dsapp", "dsapp" },
+		{ "", "  /app/dsapp   /app/dsapp.dll", "dsapp" },
+		{ "", "\"C:\\Program Files\\dotnet\\dotnet.exe\" "
+		    "\"C:\\My Apps\\Hello World.dll\" x", "Hello_World" },
+		{ "", "\"/opt/my app/My App\" --x", "My_App" },
+		{ "", "C:\\apps\\Tool.EXE", "Tool" },
+		{ "", "\"/unterminated/qu ote", "qu_ote" },
+		{ "", "", "dotnet" },
+		{ "", "   ", "dotnet" },
+		{ "", "/", "dotnet" },
+		{ "", "/x/.dll", "dotnet" },
+		{ "", "-rf", "_rf" },
+		{ "", "/tmp/.hidden", "_hidden" },
+		{ "Caf\xc3\xa9 \xf0\x9f\x98\x80!", "", "Caf____" },
+		{ "x$(id)`;|&*?", "", "x__id_______" },
+		{ "..", "", "_." },
+		{ "\xc3\xa9", "", "_" },
+		{ "\x80\x80", "", "dotnet" },
+	};
+	struct process_info	 pi;
+	char			 name[64];
+	size_t			 i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&pi, 0, sizeof(pi));
+		snprintf(pi.assembly, sizeof(pi.assembly), "%s",
+		    cases[i].assembly);
+		snprintf(pi.cmdline, sizeof(pi.cmdline), "%s",
+		    cases[i].cmdline);
+		ipc_process_info_name(&pi, name, sizeof(name));
+		ok(strcmp(name, cases[i].name) == 0, "name of [%s] [%s]: %s "
+		    "(got %s)", cases[i].assembly, cases[i].cmdline,
+		    cases[i].name, name);
+	}
+	memset(&pi, 0, sizeof(pi));
+	ipc_process_info_name(&pi, name, 4);
+	ok(strcmp(name, "dot") == 0, "cut to the buffer");
+	memset(name, 'x', sizeof(name));
+	ipc_process_info_name(&pi, name, 0);
+	ok(name[0] == 'x', "a buffer of 0 bytes is not written");
+}
+
 /* The first bytes of a reply, as a router reads the runtime's answer. */
 static void
 test_replies(void)
@@ -241,5 +563,7 @@ main(void)
 	test_frames();
 	test_replies();
 	test_names();
+	test_process_info();
+	test_process_info_name();
 	return (tap_done());
 }
