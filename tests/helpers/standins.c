@@ -143,6 +143,11 @@ churn(int argc, char *argv[])
 	if ((all = calloc(nall, sizeof(*all))) == NULL ||
 	    (pids = calloc(nall, sizeof(*pids))) == NULL)
 		return (1);
+	/* The module keeps our program open from its first start. */
+	if (standin_init(err, sizeof(err)) == -1) {
+		fprintf(stderr, "standins: %s\n", err);
+		return (1);
+	}
 	before = platform_fds_in_use();
 	for (i = 0; i < nall; i++) {
 		snprintf(what, sizeof(what), "dsroute stand-in %d", i);
