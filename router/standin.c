@@ -21,6 +21,10 @@
  * The lifeline is a socketpair.  The stand-in blocks reading its end and
  * exits at EOF, when we close ours or die; our end reads EOF when the
  * stand-in ends, so its owner may watch it.
+ *
+ * What one costs is what loading this program costs: about 3.6 MB of
+ * RSS at -O1, of which 0.8 MB is its own (the libraries' relocations,
+ * its stack); the rest are pages of the files, shared with dsroute.
  */
 
 #include "config.h"
