@@ -87,6 +87,11 @@ int		 platform_random(void *, size_t);
 int		 platform_log_fd(int *);
 void		 platform_block_signals(const int *, size_t);
 int		 platform_harden(int, char *, size_t);
+int		 platform_self_open(void);
+int		 platform_exec_fd(int, char *const [], char *const []);
+int		 platform_parent_death(pid_t);
+void		 platform_set_name(const char *);
+void		 platform_close_from(int);
 int		 platform_drop(const char *, const char *, int, char *, size_t);
 int		 platform_inherited_fds(struct inherited_fd **, size_t *, char *,
 		    size_t);

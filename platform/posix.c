@@ -817,6 +817,60 @@ platform_harden(int allow_core, char *err, size_t len)
 	return (0);
 }
 
+/*
+ * A descriptor of our own program, to run it again later: opened through
+ * /proc/self/exe while /proc is there, O_PATH so that a binary we may
+ * only execute will do, and it stays the program we started as though
+ * a package upgrade replaces the file.  -1 with errno set on failure.
+ */
+int
+platform_self_open(void)
+{
+	return (open("/proc/self/exe", O_PATH | O_CLOEXEC));
+}
+
+/* Run the program fd names (platform_self_open); returns only on error. */
+int
+platform_exec_fd(int fd, char *const argv[], char *const envp[])
+{
+	return (fexecve(fd, argv, envp));
+}
+
+/*
+ * Be killed when parent, our parent, ends.  Return -1 if it already has
+ * (we were adopted before the request took hold), or cannot be asked.
+ */
+int
+platform_parent_death(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		return (-1);
+	return (getppid() == parent ? 0 : -1);
+}
+
+/* The name ps shows (comm); the kernel keeps its first 15 bytes. */
+void
+platform_set_name(const char *name)
+{
+	(void)prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
+/* Close every descriptor from fd on. */
+void
+platform_close_from(int fd)
+{
+	long	 max;
+
+#ifdef HAVE_CLOSE_RANGE
+	if (close_range(fd, ~0U, 0) == 0)
+		return;
+#endif
+	if ((max = sysconf(_SC_OPEN_MAX)) == -1 || max > 65536)
+		max = 65536;
+	for (; fd < max; fd++)
+		(void)close(fd);
+}
+
 /* Check that ids are the ones asked for, none root, with no way back. */
 static int
 check_dropped(uid_t uid, gid_t gid, char *err, size_t len)

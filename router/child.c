@@ -6,6 +6,11 @@
  * back through pipes that libevent reads line by line, its exit through
  * SIGCHLD, and a deadline kills it if it hangs.  Its standard error is
  * logged at error level, as dotnet-dsrouter logs adb's.
+ *
+ * Bare processes (stand-ins) are only reaped: their owner hands their pid
+ * over with child_reap_later() once it is done with them, so that the
+ * same SIGCHLD event collects them and no pid is reused while its owner
+ * may still signal it.
  */
 
 #include "config.h"
@@ -29,7 +34,7 @@
 
 #include "platform/platform.h"
 #include "router/engine.h"
-#include "router/frontend.h"
+#include "router/child.h"
 #include "router/log.h"
 #include "router/util.h"
 
@@ -38,6 +43,8 @@
 
 static TAILQ_HEAD(, child) children = TAILQ_HEAD_INITIALIZER(children);
 static struct event	*sigchld_ev;
+static pid_t		*orphans;	/* bare pids still to reap */
+static size_t		 norphans, orphans_size;
 
 static void	 child_reap(evutil_socket_t, short, void *);
 
@@ -173,13 +180,9 @@ child_spawn(struct child *c, char *const argv[])
 	c->pid = -1;
 	c->timed_out = 0;
 	c->in[0] = c->in[1] = c->output = NULL;
-	if (sigchld_ev == NULL) {
-		sigchld_ev = evsignal_new(base, SIGCHLD, child_reap, NULL);
-		if (sigchld_ev == NULL ||
-		    evsignal_add(sigchld_ev, NULL) == -1) {
-			log_error("%s: cannot watch child processes", c->name);
-			return (-1);
-		}
+	if (child_watch() == -1) {
+		log_error("%s: cannot watch child processes", c->name);
+		return (-1);
 	}
 	if ((c->in[0] = evbuffer_new()) == NULL ||
 	    (c->in[1] = evbuffer_new()) == NULL ||
@@ -269,6 +272,26 @@ child_finish(struct child *c, int status)
 	evbuffer_free(output);
 }
 
+/*
+ * Reap the bare pids that ended.  One that is not our child any more
+ * (ECHILD) is dropped too, or it would be asked about forever.
+ */
+static void
+child_reap_orphans(void)
+{
+	size_t	 i = 0;
+	pid_t	 pid;
+
+	while (i < norphans) {
+		pid = waitpid(orphans[i], NULL, WNOHANG);
+		if (pid == 0 || (pid == -1 && errno == EINTR)) {
+			i++;
+			continue;
+		}
+		orphans[i] = orphans[--norphans];
+	}
+}
+
 /* SIGCHLD: reap whichever of our children ended. */
 static void
 child_reap(evutil_socket_t sig, short what, void *arg)
@@ -283,6 +306,53 @@ child_reap(evutil_socket_t sig, short what, void *arg)
 		if (pid == c->pid)
 			child_finish(c, status);
 	}
+	child_reap_orphans();
+}
+
+/*
+ * Watch SIGCHLD on the loop, once: before the first child is forked, so
+ * that none can end unseen.  Return -1 if libevent would not.
+ */
+int
+child_watch(void)
+{
+	if (sigchld_ev != NULL)
+		return (0);
+	sigchld_ev = evsignal_new(base, SIGCHLD, child_reap, NULL);
+	if (sigchld_ev == NULL || evsignal_add(sigchld_ev, NULL) == -1) {
+		if (sigchld_ev != NULL)
+			event_free(sigchld_ev);
+		sigchld_ev = NULL;
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Reap pid, a child the caller has no more use for, whenever it ends;
+ * now if it already has.  The caller signalled it to end and forgets it.
+ * If the list cannot grow, the pid stays a zombie until we exit: logged,
+ * never fatal.
+ */
+void
+child_reap_later(pid_t pid)
+{
+	pid_t	*p;
+	size_t	 size;
+
+	if (waitpid(pid, NULL, WNOHANG) != 0)
+		return;
+	if (norphans == orphans_size) {
+		size = orphans_size == 0 ? 16 : orphans_size * 2;
+		if ((p = reallocarray(orphans, size, sizeof(*p))) == NULL) {
+			log_error("cannot keep track of process %ld: out of "
+			    "memory", (long)pid);
+			return;
+		}
+		orphans = p;
+		orphans_size = size;
+	}
+	orphans[norphans++] = pid;
 }
 
 int
@@ -320,10 +390,17 @@ child_wait(struct child *c)
 		event_base_loop(base, EVLOOP_ONCE);
 }
 
-/* Forget the SIGCHLD watcher before the loop is freed. */
+/*
+ * Forget the SIGCHLD watcher before the loop is freed.  Bare pids that
+ * have not ended yet are left to init when we exit.
+ */
 void
 child_cleanup(void)
 {
+	child_reap_orphans();
+	free(orphans);
+	orphans = NULL;
+	norphans = orphans_size = 0;
 	if (sigchld_ev != NULL) {
 		event_free(sigchld_ev);
 		sigchld_ev = NULL;

@@ -3,8 +3,8 @@
 /*
  * The front ends: dsroute's own command line (cli.c) and dotnet-dsrouter's
  * (dsrouter.c, with its presets' port forwarding in preset.c and the
- * helper programs they run in child.c).  Each makes routes and hands the
- * daemon its hooks; main.c picks one.
+ * helper programs they run through child.c).  Each makes routes and
+ * hands the daemon its hooks; main.c picks one.
  */
 
 #ifndef FRONTEND_H
@@ -17,26 +17,10 @@
 
 #include <stdio.h>
 
+#include "router/child.h"
+
 struct evbuffer;
 struct frontend;
-
-/* A helper program running (child.c). */
-struct child {
-	char			 name[96];	/* for the log */
-	int			 timeout_ms;	/* 0: none */
-	int			 quiet;		/* its stderr at debug level */
-	void			(*done)(struct child *, int,
-				    struct evbuffer *);
-	void			*arg;
-	pid_t			 pid;
-	int			 fd[2];		/* its stdout and stderr */
-	struct event		 ev[2];
-	struct evbuffer		*in[2];
-	struct evbuffer		*output;	/* its stdout */
-	struct event		 deadline;
-	int			 timed_out;
-	TAILQ_ENTRY(child)	 entry;
-};
 
 /* Port forwarding to a phone (preset.c). */
 enum forward_kind {
@@ -73,13 +57,6 @@ const struct frontend *cli_frontend(int, char *[]);
 /* dsrouter.c */
 int		 dsrouter_wanted(int, char *[]);
 const struct frontend *dsrouter_frontend(int, char *[]);
-
-/* child.c */
-int		 child_spawn(struct child *, char *const []);
-int		 child_running(const struct child *);
-void		 child_stop(struct child *, int);
-void		 child_wait(struct child *);
-void		 child_cleanup(void);
 
 /* preset.c */
 int		 forward_prepare(struct forward *, char *, size_t);

@@ -13,12 +13,15 @@
 #include "router/daemon.h"
 #include "router/frontend.h"
 #include "router/settings.h"
+#include "router/standin.h"
 
 int
 main(int argc, char *argv[])
 {
 	const struct frontend	*fe;
 
+	/* A stand-in (standin.c) is nothing else: before anything starts. */
+	(void)standin_main(argc, argv);
 	platform_init();
 	settings_init(&settings);
 	if (dsrouter_wanted(argc, argv))

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * Processes the daemon runs (child.c): helper programs whose output is
+ * logged and whose exit is reported (adb, iproxy), and bare processes
+ * that only need reaping (the stand-ins of standin.c).  One SIGCHLD
+ * event on the daemon's loop reaps them all.
+ */
+
+#ifndef CHILD_H
+#define CHILD_H
+
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <event2/event_struct.h>
+
+struct evbuffer;
+
+/* A helper program running. */
+struct child {
+	char			 name[96];	/* for the log */
+	int			 timeout_ms;	/* 0: none */
+	int			 quiet;		/* its stderr at debug level */
+	void			(*done)(struct child *, int,
+				    struct evbuffer *);
+	void			*arg;
+	pid_t			 pid;
+	int			 fd[2];		/* its stdout and stderr */
+	struct event		 ev[2];
+	struct evbuffer		*in[2];
+	struct evbuffer		*output;	/* its stdout */
+	struct event		 deadline;
+	int			 timed_out;
+	TAILQ_ENTRY(child)	 entry;
+};
+
+/* child.c */
+int		 child_spawn(struct child *, char *const []);
+int		 child_running(const struct child *);
+void		 child_stop(struct child *, int);
+void		 child_wait(struct child *);
+int		 child_watch(void);
+void		 child_reap_later(pid_t);
+void		 child_cleanup(void);
+
+#endif /* CHILD_H */
