@@ -633,3 +633,41 @@ ipc_get32(const uint8_t *p)
 {
 	return (le32(p));
 }
+
+/* The little-endian integers of the wire, for the other codecs (ext.c). */
+uint16_t
+ipc_get16(const uint8_t *p)
+{
+	return (le16(p));
+}
+
+uint64_t
+ipc_get64(const uint8_t *p)
+{
+	return (le64(p));
+}
+
+void
+ipc_put16(uint8_t *p, uint16_t v)
+{
+	put16(p, v);
+}
+
+void
+ipc_put32(uint8_t *p, uint32_t v)
+{
+	put32(p, v);
+}
+
+void
+ipc_put64(uint8_t *p, uint64_t v)
+{
+	put64(p, v);
+}
+
+/* Return non-zero if the first len bytes of buf could start a message. */
+int
+ipc_magic_prefix(const uint8_t *buf, size_t len)
+{
+	return (prefix_of(buf, len, ipc_magic, IPC_MAGIC_LEN));
+}

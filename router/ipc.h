@@ -130,5 +130,11 @@ void		 ipc_cookie_hex(const uint8_t [IPC_COOKIE_LEN], char [33]);
 int		 ipc_default_socket_parse(const char *, int,
 		    struct default_name *);
 uint32_t	 ipc_get32(const uint8_t *);
+uint16_t	 ipc_get16(const uint8_t *);
+uint64_t	 ipc_get64(const uint8_t *);
+void		 ipc_put16(uint8_t *, uint16_t);
+void		 ipc_put32(uint8_t *, uint32_t);
+void		 ipc_put64(uint8_t *, uint64_t);
+int		 ipc_magic_prefix(const uint8_t *, size_t);
 
 #endif /* IPC_H */

@@ -387,8 +387,9 @@ log_set_format(enum log_format format)
  * The length of the well-formed UTF-8 sequence at p (n bytes there), or
  * 0: overlong forms, surrogates, code points past U+10FFFF, stray
  * continuation bytes and sequences cut short are not well-formed.
+ * Shared with the codecs that take text from peers (ext.c).
  */
-static size_t
+size_t
 utf8_len(const unsigned char *p, size_t n)
 {
 	unsigned char	 lo = 0x80, hi = 0xbf;

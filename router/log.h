@@ -83,6 +83,7 @@ int		 log_throttle_pass(struct log_throttle *, const char *);
 int		 log_format_parse(const char *, enum log_format *);
 void		 log_set_format(enum log_format);
 size_t		 json_escape(char *, size_t, const char *, size_t, size_t *);
+size_t		 utf8_len(const unsigned char *, size_t);
 
 int		 log_begin(struct log_rec *, enum log_level, const char *);
 void		 log_words(struct log_rec *, const char *, ...)
