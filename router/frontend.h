@@ -74,6 +74,9 @@ const struct frontend *cli_frontend(int, char *[]);
 int		 dsrouter_wanted(int, char *[]);
 const struct frontend *dsrouter_frontend(int, char *[]);
 
+/* ps.c */
+int		 ps_main(int, char *[]);
+
 /* child.c */
 int		 child_spawn(struct child *, char *const []);
 int		 child_running(const struct child *);
