@@ -82,7 +82,7 @@ ps_usage(int status)
 	    "  --json          one JSON object per runtime per line\n"
 	    "  --timeout T     give up on the router after T (5s)\n"
 	    "\n"
-	    "See dsroute(1), COMMANDS.\n");
+	    "See dsroute(1), LISTING RUNTIMES.\n");
 	exit(status);
 }
 
