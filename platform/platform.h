@@ -72,6 +72,7 @@ int		 proc_each(int (*)(pid_t, void *), void *);
 int		 proc_environ_get(pid_t, const char *, char *, size_t);
 int		 proc_environ_find(const char *, size_t, const char *, char *,
 		    size_t);
+ssize_t		 proc_cmdline_get(pid_t, char *, size_t);
 int		 proc_stat_starttime(const char *, size_t, uint64_t *);
 pid_t		 proc_status_own_pid(const char *, size_t, pid_t);
 int		 peer_cred_get(int, struct peer_cred *);

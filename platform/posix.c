@@ -332,6 +332,20 @@ proc_environ_get(pid_t pid, const char *name, char *buf, size_t len)
 	return (rv);
 }
 
+/*
+ * The arguments pid was started with (or set since), NUL-separated, in
+ * buf, cut to len - 1 bytes.  Return their length, or -1 with errno set
+ * if they cannot be read (the process is gone).
+ */
+ssize_t
+proc_cmdline_get(pid_t pid, char *buf, size_t len)
+{
+	char	 path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+	return (read_file(path, buf, len));
+}
+
 /* Read a connected local peer's credentials; -1 with errno if none. */
 int
 peer_cred_get(int fd, struct peer_cred *pc)

@@ -156,31 +156,19 @@ ext_end_build(uint8_t msg[EXT_END_LEN], uint32_t count)
 }
 
 /*
- * Read the string at *off, which must end no later than end, into dst
- * (size bytes).  These bytes come from a peer and go to logs and
- * terminals: each byte that is not part of well-formed UTF-8, and each
- * control character (C0, DEL, C1), becomes '?'.  Text too long is cut
- * before the first character that does not fit.  Return -1 if the string
- * runs past end.
+ * Copy n bytes of a peer's text into dst (size bytes, NUL-terminated), for
+ * logs and terminals: each byte that is not part of well-formed UTF-8
+ * becomes '?', and so does each control character (C0, DEL, C1) whole.
+ * Text too long is cut before the first character that does not fit.
  */
-static int
-get_string(const uint8_t *buf, size_t end, size_t *off, char *dst,
-    size_t size)
+void
+ext_text(char *dst, size_t size, const uint8_t *p, size_t n)
 {
-	const uint8_t	*p;
-	size_t		 n, i, k, o = 0;
+	size_t	 i, k, o = 0;
 
-	dst[0] = '\0';
-	if (end - *off < 2)
-		return (-1);
-	n = ipc_get16(buf + *off);
-	*off += 2;
-	if (n > end - *off)
-		return (-1);
-	p = buf + *off;
-	*off += n;
+	if (size == 0)
+		return;
 	for (i = 0; i < n; i += k) {
-		/* One '?' for each bad byte, or for a whole control. */
 		if ((k = utf8_len(p + i, n - i)) == 0 ||
 		    p[i] < 0x20 || p[i] == 0x7f ||
 		    (p[i] == 0xc2 && p[i + 1] < 0xa0)) {
@@ -197,6 +185,27 @@ get_string(const uint8_t *buf, size_t end, size_t *off, char *dst,
 		o += k;
 	}
 	dst[o] = '\0';
+}
+
+/*
+ * Read the string at *off, which must end no later than end, into dst
+ * (size bytes) through ext_text().  Return -1 if it runs past end.
+ */
+static int
+get_string(const uint8_t *buf, size_t end, size_t *off, char *dst,
+    size_t size)
+{
+	size_t	 n;
+
+	dst[0] = '\0';
+	if (end - *off < 2)
+		return (-1);
+	n = ipc_get16(buf + *off);
+	*off += 2;
+	if (n > end - *off)
+		return (-1);
+	ext_text(dst, size, buf + *off, n);
+	*off += n;
 	return (0);
 }
 

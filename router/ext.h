@@ -77,5 +77,6 @@ void		 ext_end_build(uint8_t [EXT_END_LEN], uint32_t);
 enum ext_reply_kind ext_reply_parse(const uint8_t *, size_t, size_t *,
 		    struct ext_runtime *, uint32_t *, uint32_t *);
 const char	*ext_found_name(uint8_t);
+void		 ext_text(char *, size_t, const uint8_t *, size_t);
 
 #endif /* EXT_H */

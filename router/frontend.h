@@ -58,6 +58,9 @@ const struct frontend *cli_frontend(int, char *[]);
 int		 dsrouter_wanted(int, char *[]);
 const struct frontend *dsrouter_frontend(int, char *[]);
 
+/* ps.c */
+int		 ps_main(int, char *[]);
+
 /* preset.c */
 int		 forward_prepare(struct forward *, char *, size_t);
 void		 forward_start(struct forward *);

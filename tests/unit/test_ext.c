@@ -330,7 +330,7 @@ test_strings(void)
 	struct ext_runtime	 er;
 
 	memset(&er, 0, sizeof(er));
-	off = ext_entry_build(buf, sizeof(buf), &er);
+	(void)ext_entry_build(buf, sizeof(buf), &er);
 	/* Rewrite the first two strings by hand. */
 	off = IPC_HEADER_LEN + 28;
 	set16(buf + off, 9);
@@ -351,7 +351,7 @@ test_strings(void)
 
 	/* A long where is cut to its field, whole characters only. */
 	memset(&er, 0, sizeof(er));
-	off = ext_entry_build(buf, sizeof(buf), &er);
+	(void)ext_entry_build(buf, sizeof(buf), &er);
 	off = IPC_HEADER_LEN + 28 + 2 * 5;
 	set16(buf + off, 300);
 	for (i = 0; i < 150; i++)

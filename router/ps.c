@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * dsroute ps: the runtimes a router knows, as a table or JSON lines.
+ * With an ENDPOINT, ask the router there: dial it with its transport's
+ * own operations, send LIST and read ENTRY frames up to the END
+ * (docs/extension.md), in one poll() loop under one deadline.  Without
+ * one, or with dir:[PATH], list the local mirror in PATH from its socket
+ * files and its stand-ins' command lines, without any protocol.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "platform/platform.h"
+#include "router/endpoint.h"
+#include "router/engine.h"
+#include "router/ext.h"
+#include "router/frontend.h"
+#include "router/ipc.h"
+#include "router/log.h"
+#include "router/util.h"
+#include "transports/transport.h"
+
+#define PS_TIMEOUT_MS	5000
+#define PS_RUNTIMES_MAX	10000		/* a listing longer is refused */
+#define PS_READ_MAX	(2 * IPC_MESSAGE_MAX)
+#define MAXV(a, b)	((a) > (b) ? (a) : (b))
+
+/* A stand-in of the local mirror, as its directory and /proc show it. */
+struct standin_row {
+	long		 spid;		/* the stand-in's */
+	uint64_t	 pid;		/* the runtime's */
+	char		 name[64];
+	char		 where[160];
+	char		 port[1040];	/* --diagnostic-port */
+	char		 cmdline[1024];
+};
+
+static int		 json;
+static int		 timeout_ms = PS_TIMEOUT_MS;
+static uint64_t		 deadline;
+static const char	*phase;		/* what a time-out interrupted */
+/* Static, so that nothing is left unreachable when die() exits. */
+static uint8_t		 rbuf[PS_READ_MAX];
+static struct ext_runtime *runtimes;
+static struct standin_row *rows;
+static char		**files;
+static struct endpoint	 router;	/* the one ps dials */
+static struct conn	 rconn;
+
+static void __dead
+ps_usage(int status)
+{
+	fprintf(status == 0 ? stdout : stderr,
+	    "usage: dsroute ps [--json] [--timeout T] [ENDPOINT | dir:[PATH]]\n"
+	    "\n"
+	    "  ENDPOINT        a router to ask, as a tool dials it: "
+	    "tcp:HOST:PORT,\n"
+	    "                  tls:HOST:PORT,ca=F[,cert=F,key=F], "
+	    "uds:PATH\n"
+	    "  dir:[PATH]      the local mirror in PATH (the default, in "
+	    "$TMPDIR or /tmp)\n"
+	    "  --json          one JSON object per runtime per line\n"
+	    "  --timeout T     give up on the router after T (5s)\n"
+	    "\n"
+	    "See dsroute(1), LISTING RUNTIMES.\n");
+	exit(status);
+}
+
+static void __dead
+die(const char *fmt, ...) __attribute__((__format__(__printf__, 1, 2)));
+
+/* One line on standard error, and exit 1. */
+static void __dead
+die(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	fprintf(stderr, "dsroute ps: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+/* The columns of the terminal on standard output, or 0 if it is none. */
+static size_t
+ps_columns(void)
+{
+	struct winsize	 ws;
+
+	if (!isatty(STDOUT_FILENO))
+		return (0);
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return (ws.ws_col);
+	return (80);
+}
+
+/* Print s, cut to room characters (UTF-8) when room is not 0. */
+static void
+print_cut(const char *s, size_t room)
+{
+	size_t	 i, chars = 0;
+
+	if (room == 0) {
+		printf("%s\n", s);
+		return;
+	}
+	for (i = 0; s[i] != '\0'; i++) {
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && chars++ == room)
+			break;
+	}
+	printf("%.*s\n", (int)i, s);
+}
+
+/* Print "key":"value" escaped for JSON, after a comma unless first. */
+static void
+json_field(const char *key, const char *value, int first)
+{
+	static char	 buf[6 * 1024 + 1];
+	size_t		 used, n;
+
+	n = json_escape(buf, sizeof(buf), value, strlen(value), &used);
+	printf("%s\"%s\":\"%.*s\"", first ? "" : ",", key, (int)n, buf);
+}
+
+/* Wait until fd is ready for events, within the deadline. */
+static void
+ps_wait(int fd, short events)
+{
+	struct pollfd	 pfd;
+	uint64_t	 now;
+	int		 rv;
+
+	pfd.fd = fd;
+	pfd.events = events;
+	for (;;) {
+		if ((now = now_ms()) >= deadline)
+			die("no answer within %d ms while %s", timeout_ms,
+			    phase);
+		rv = poll(&pfd, 1, (int)(deadline - now));
+		if (rv > 0)
+			return;
+		if (rv == -1 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+	}
+}
+
+/* Wait as a stream operation that returned want asks. */
+static void
+ps_want(struct conn *c, ssize_t want)
+{
+	ps_wait(c->fd, want == IO_WANT_WRITE ? POLLOUT : POLLIN);
+}
+
+/* Dial the router and run the transport's handshake. */
+static void
+ps_connect(struct endpoint *ep, struct conn *c)
+{
+	char		 why[256];
+	socklen_t	 len;
+	int		 fd, pending, error, rv;
+
+	phase = "resolving";
+	if (ep->transport->resolve != NULL &&
+	    ep->transport->resolve(ep, why, sizeof(why)) == -1)
+		die("%s: %s", ep->spec, why);
+	if (ep->transport->prepare != NULL &&
+	    ep->transport->prepare(ep, why, sizeof(why)) == -1)
+		die("%s: %s", ep->spec, why);
+	if (conn_init(c, NULL, 0, ep) == -1)
+		die("out of memory");
+
+	phase = "connecting";
+	if ((fd = ep->transport->dial(ep, &pending)) == -1)
+		die("%s: connect: %s", ep->spec, strerror(errno));
+	c->fd = fd;
+	if (pending) {
+		ps_wait(fd, POLLOUT);
+		len = sizeof(error);
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == -1)
+			error = errno;
+		if (error != 0)
+			die("%s: connect: %s", ep->spec, strerror(error));
+	}
+	if (ep->transport->setup(c, 0) == -1)
+		die("%s: %s", ep->spec, conn_error(c));
+
+	phase = "in the handshake";
+	while ((rv = ep->transport->handshake(c)) != 0) {
+		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE)
+			die("%s: handshake: %s", ep->spec, conn_error(c));
+		ps_want(c, rv);
+	}
+}
+
+/* Send all of buf. */
+static void
+ps_send(struct conn *c, const uint8_t *buf, size_t len)
+{
+	ssize_t	 n;
+
+	phase = "sending the request";
+	while (len > 0) {
+		n = c->transport->write(c, buf, len);
+		if (n > 0) {
+			buf += n;
+			len -= n;
+		} else if (n == IO_WANT_READ || n == IO_WANT_WRITE)
+			ps_want(c, n);
+		else
+			die("%s: send: %s", c->endpoint->spec, conn_error(c));
+	}
+}
+
+/* Read what is there into buf after *have bytes; die at EOF. */
+static void
+ps_receive(struct conn *c, uint8_t *buf, size_t *have, size_t room)
+{
+	ssize_t	 n;
+
+	for (;;) {
+		n = c->transport->read(c, buf + *have, room - *have);
+		if (n > 0) {
+			*have += n;
+			return;
+		}
+		if (n == IO_EOF)
+			die("%s: the connection closed before the end of the "
+			    "listing", c->endpoint->spec);
+		if (n != IO_WANT_READ && n != IO_WANT_WRITE)
+			die("%s: receive: %s", c->endpoint->spec,
+			    conn_error(c));
+		ps_want(c, n);
+	}
+}
+
+/* Explain a refusal of the listing, and exit 1. */
+static void __dead
+ps_refused(const char *spec, uint32_t hresult)
+{
+	const char	*name = ipc_hresult_name(hresult);
+	char		 what[96];
+
+	snprintf(what, sizeof(what), "0x%08" PRIx32 "%s%s", hresult,
+	    name != NULL ? " " : "", name != NULL ? name : "");
+	if (hresult == HRESULT_UNKNOWN_COMMAND)
+		die("%s is not a dsroute router, or one too old to list its "
+		    "runtimes (%s)", spec, what);
+	if (hresult == HRESULT_ACCESS_DENIED)
+		die("the router refused the listing (%s): the listing needs "
+		    "the observe role", what);
+	die("the router refused the listing (%s)", what);
+}
+
+/* Order runtimes by pid, then by where they were found. */
+static int
+runtime_cmp(const void *a, const void *b)
+{
+	const struct ext_runtime	*x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return (x->pid < y->pid ? -1 : 1);
+	return (strcmp(x->where, y->where));
+}
+
+/* The FOUND column: how, and how many routers away. */
+static void
+found_label(const struct ext_runtime *er, char *buf, size_t len)
+{
+	const char	*name = ext_found_name(er->found);
+	char		 how[16];
+
+	if (name == NULL) {
+		snprintf(how, sizeof(how), "?%u", er->found);
+		name = how;
+	}
+	if (er->hops > 0)
+		snprintf(buf, len, "%s+%u", name, er->hops);
+	else
+		snprintf(buf, len, "%s", name);
+}
+
+static void
+print_runtimes(struct ext_runtime *rt, size_t n)
+{
+	char	 pid[24], found[32], cookie[33];
+	size_t	 i, wpid = 3, wname = 4, wfound = 5, wver = 7, used, room;
+
+	if (n > 0)
+		qsort(rt, n, sizeof(*rt), runtime_cmp);
+	if (json) {
+		for (i = 0; i < n; i++) {
+			ipc_cookie_hex(rt[i].cookie, cookie);
+			printf("{\"pid\":%" PRIu64, rt[i].pid);
+			json_field("name", rt[i].app, 0);
+			json_field("found", ext_found_name(rt[i].found) != NULL ?
+			    ext_found_name(rt[i].found) : "unknown", 0);
+			printf(",\"hops\":%u", rt[i].hops);
+			json_field("version", rt[i].version, 0);
+			json_field("os", rt[i].os, 0);
+			json_field("arch", rt[i].arch, 0);
+			json_field("where", rt[i].where, 0);
+			json_field("cookie", cookie, 0);
+			json_field("cmdline", rt[i].cmdline, 0);
+			printf("}\n");
+		}
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(pid, sizeof(pid), "%" PRIu64, rt[i].pid);
+		found_label(&rt[i], found, sizeof(found));
+		wpid = MAXV(wpid, strlen(pid));
+		wname = MAXV(wname, strlen(rt[i].app));
+		wfound = MAXV(wfound, strlen(found));
+		wver = MAXV(wver, strlen(rt[i].version));
+	}
+	used = wpid + wname + wfound + wver + 8;
+	room = ps_columns();
+	room = room == 0 ? 0 : room > used + 8 ? room - used : 8;
+	printf("%*s  %-*s  %-*s  %-*s  ", (int)wpid, "PID", (int)wname, "NAME",
+	    (int)wfound, "FOUND", (int)wver, "VERSION");
+	print_cut("COMMAND LINE", room);
+	for (i = 0; i < n; i++) {
+		found_label(&rt[i], found, sizeof(found));
+		printf("%*" PRIu64 "  %-*s  %-*s  %-*s  ", (int)wpid, rt[i].pid,
+		    (int)wname, rt[i].app, (int)wfound, found, (int)wver,
+		    rt[i].version);
+		print_cut(rt[i].cmdline, room);
+	}
+}
+
+/* Ask the router at spec for its runtimes and print them. */
+static int
+ps_remote(const char *spec)
+{
+	struct ext_runtime	 er;
+	enum ext_reply_kind	 kind;
+	uint8_t			 req[EXT_LIST_LEN], *buf = rbuf;
+	char			 err[256];
+	size_t			 have = 0, used, n = 0, cap = 0;
+	uint32_t		 count = 0, hresult = 0;
+	void			*p;
+
+	/* Its role is connect before the checks of its options run. */
+	memset(&router, 0, sizeof(router));
+	if (endpoint_parse_part(spec, &router, err, sizeof(err)) == -1)
+		die("%s", err);
+	if (router.role == ROLE_LISTEN)
+		die("%s: ps dials the router; leave out listen", spec);
+	router.role = ROLE_CONNECT;
+	if ((router.transport->check != NULL &&
+	    router.transport->check(&router, err, sizeof(err)) == -1) ||
+	    endpoint_check_role(&router, err, sizeof(err)) == -1)
+		die("%s: %s", spec, err);
+
+	deadline = now_ms() + timeout_ms;
+	ps_connect(&router, &rconn);
+	ext_list_request(req);
+	ps_send(&rconn, req, sizeof(req));
+
+	phase = "waiting for the listing";
+	for (;;) {
+		kind = ext_reply_parse(buf, have, &used, &er, &count, &hresult);
+		if (kind == EXT_REPLY_MORE) {
+			ps_receive(&rconn, buf, &have, PS_READ_MAX);
+			continue;
+		}
+		if (kind == EXT_REPLY_INVALID && !ipc_magic_prefix(buf, have))
+			die("%s does not speak the diagnostic protocol: it "
+			    "answered with other bytes", spec);
+		if (kind == EXT_REPLY_INVALID)
+			die("%s did not answer as a dsroute router: not a "
+			    "listing", spec);
+		if (kind == EXT_REPLY_ERROR)
+			ps_refused(spec, hresult);
+		if (kind == EXT_REPLY_END)
+			break;
+		if (n == PS_RUNTIMES_MAX)
+			die("%s: more than %d runtimes listed", spec,
+			    PS_RUNTIMES_MAX);
+		if (n == cap) {
+			cap = cap == 0 ? 16 : cap * 2;
+			if ((p = reallocarray(runtimes, cap,
+			    sizeof(*runtimes))) == NULL)
+				die("out of memory");
+			runtimes = p;
+		}
+		runtimes[n++] = er;
+		memmove(buf, buf + used, have - used);
+		have -= used;
+	}
+	if (count != n)
+		die("%s: the listing ended after %zu of its %" PRIu32
+		    " runtimes", spec, n, count);
+	conn_free(&rconn);
+	if (router.transport->release != NULL)
+		router.transport->release(&router);
+	endpoint_clear(&router);
+
+	print_runtimes(runtimes, n);
+	free(runtimes);
+	return (0);
+}
+
+/*
+ * Read a stand-in's command line: the app's name, then "[dsroute
+ * stand-in for pid N on ENDPOINT]", then the app's own words.  Return -1
+ * if spid is no stand-in of ours (gone, or a dotnet-dsrouter's socket).
+ */
+static int
+standin_read(long spid, struct standin_row *r)
+{
+	static char	 args[8192];
+	static const char *const marks[] = {
+		"[dsroute", "stand-in", "for", "pid"
+	};
+	char		*w[8], *p, *end, where[sizeof(r->where)];
+	char		 cmd[sizeof(r->cmdline)];
+	ssize_t		 len;
+	size_t		 i, o;
+	int		 last;
+
+	if (kill((pid_t)spid, 0) == -1 && errno != EPERM)
+		return (-1);
+	if ((len = proc_cmdline_get((pid_t)spid, args, sizeof(args))) <= 0)
+		return (-1);
+	end = args + len;
+	for (p = args, i = 0; i < 7 && p < end; i++) {
+		w[i] = p;
+		p += strlen(p) + 1;
+	}
+	if (i < 7)
+		return (-1);
+	for (i = 0; i < 4; i++) {
+		if (strcmp(w[i + 1], marks[i]) != 0)
+			return (-1);
+	}
+	r->pid = strtoull(w[5], &end, 10);
+	if (w[5][0] < '0' || w[5][0] > '9' || *end != '\0' ||
+	    strcmp(w[6], "on") != 0)
+		return (-1);
+	end = args + len;
+	ext_text(r->name, sizeof(r->name), (uint8_t *)w[0], strlen(w[0]));
+
+	/* The endpoint, up to the word that ends in ']'. */
+	o = 0;
+	while (p < end) {
+		i = strlen(p);
+		last = i > 0 && p[i - 1] == ']';
+		if (last)
+			i--;
+		if (o > 0 && o < sizeof(where))
+			where[o++] = ' ';
+		if (i > sizeof(where) - o)
+			i = sizeof(where) - o;
+		memcpy(where + o, p, i);
+		o += i;
+		p += strlen(p) + 1;
+		if (last)
+			break;
+	}
+	ext_text(r->where, sizeof(r->where), (uint8_t *)where, o);
+
+	/* The rest, the app's own words. */
+	o = 0;
+	while (p < end && o < sizeof(cmd)) {
+		i = strlen(p);
+		if (o > 0)
+			cmd[o++] = ' ';
+		if (i > sizeof(cmd) - o)
+			i = sizeof(cmd) - o;
+		memcpy(cmd + o, p, i);
+		o += i;
+		p += strlen(p) + 1;
+	}
+	ext_text(r->cmdline, sizeof(r->cmdline), (uint8_t *)cmd, o);
+	return (0);
+}
+
+/* Order stand-ins by the runtime's pid, then by their own. */
+static int
+standin_cmp(const void *a, const void *b)
+{
+	const struct standin_row	*x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return (x->pid < y->pid ? -1 : 1);
+	return (x->spid < y->spid ? -1 : x->spid > y->spid);
+}
+
+/* Is file the dsroute-NAME-PID-COOKIE8-socket of r? */
+static int
+port_name_of(const char *file, const struct standin_row *r)
+{
+	char	 prefix[128];
+	size_t	 n, i;
+
+	n = (size_t)snprintf(prefix, sizeof(prefix), "dsroute-%s-%" PRIu64 "-",
+	    r->name, r->pid);
+	if (n >= sizeof(prefix) || strncmp(file, prefix, n) != 0 ||
+	    strlen(file) != n + 8 + 7 || strcmp(file + n + 8, "-socket") != 0)
+		return (0);
+	for (i = 0; i < 8; i++) {
+		if (strchr("0123456789abcdef", file[n + i]) == NULL)
+			return (0);
+	}
+	return (1);
+}
+
+static void
+print_standins(struct standin_row *r, size_t n)
+{
+	char	 spid[24], pid[24];
+	size_t	 i, ws = 8, wp = 3, wn = 4, ww = 5, wd = 15, used, room;
+
+	if (n > 0)
+		qsort(r, n, sizeof(*r), standin_cmp);
+	if (json) {
+		for (i = 0; i < n; i++) {
+			printf("{\"standin_pid\":%ld,\"pid\":%" PRIu64,
+			    r[i].spid, r[i].pid);
+			json_field("name", r[i].name, 0);
+			json_field("where", r[i].where, 0);
+			json_field("diagnostic_port", r[i].port, 0);
+			json_field("cmdline", r[i].cmdline, 0);
+			printf("}\n");
+		}
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(spid, sizeof(spid), "%ld", r[i].spid);
+		snprintf(pid, sizeof(pid), "%" PRIu64, r[i].pid);
+		ws = MAXV(ws, strlen(spid));
+		wp = MAXV(wp, strlen(pid));
+		wn = MAXV(wn, strlen(r[i].name));
+		ww = MAXV(ww, strlen(r[i].where));
+		wd = MAXV(wd, strlen(r[i].port));
+	}
+	used = ws + wp + wn + ww + wd + 10;
+	room = ps_columns();
+	room = room == 0 ? 0 : room > used + 8 ? room - used : 8;
+	printf("%*s  %*s  %-*s  %-*s  %-*s  ", (int)ws, "STAND-IN", (int)wp,
+	    "PID", (int)wn, "NAME", (int)ww, "WHERE", (int)wd,
+	    "DIAGNOSTIC-PORT");
+	print_cut("COMMAND LINE", room);
+	for (i = 0; i < n; i++) {
+		printf("%*ld  %*" PRIu64 "  %-*s  %-*s  %-*s  ", (int)ws,
+		    r[i].spid, (int)wp, r[i].pid, (int)wn, r[i].name, (int)ww,
+		    r[i].where, (int)wd, r[i].port);
+		print_cut(r[i].cmdline, room);
+	}
+}
+
+/* List the local mirror in dir from its files and its stand-ins. */
+static int
+ps_local(const char *dir)
+{
+	struct default_name	 dn;
+	struct standin_row	*r;
+	struct dirent		*de;
+	struct stat		 st;
+	DIR			*dp;
+	char			 path[1024];
+	size_t			 nfiles = 0, nrows = 0, i, j;
+	void			*p;
+
+	if ((dp = opendir(dir)) == NULL)
+		die("%s: %s", dir, strerror(errno));
+	while ((errno = 0, de = readdir(dp)) != NULL) {
+		if (strncmp(de->d_name, "dotnet-diagnostic-", 18) != 0 &&
+		    strncmp(de->d_name, "dsroute-", 8) != 0)
+			continue;
+		if ((p = reallocarray(files, nfiles + 1,
+		    sizeof(*files))) == NULL)
+			die("out of memory");
+		files = p;
+		if ((files[nfiles++] = strdup(de->d_name)) == NULL)
+			die("out of memory");
+	}
+	if (errno != 0)
+		die("%s: %s", dir, strerror(errno));
+	closedir(dp);
+
+	for (i = 0; i < nfiles; i++) {
+		if (!ipc_default_socket_parse(files[i], 1, &dn) || !dn.router)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (lstat(path, &st) == -1 || !S_ISSOCK(st.st_mode))
+			continue;
+		if ((p = reallocarray(rows, nrows + 1, sizeof(*rows))) == NULL)
+			die("out of memory");
+		rows = p;
+		r = &rows[nrows];
+		memset(r, 0, sizeof(*r));
+		r->spid = dn.pid;
+		if (standin_read(dn.pid, r) == -1)
+			continue;
+		/* The name tools dial with --diagnostic-port, if there. */
+		snprintf(r->port, sizeof(r->port), "%s,connect", path);
+		for (j = 0; j < nfiles; j++) {
+			if (port_name_of(files[j], r)) {
+				snprintf(path, sizeof(path), "%s/%s", dir,
+				    files[j]);
+				snprintf(r->port, sizeof(r->port), "%s,connect",
+				    path);
+				break;
+			}
+		}
+		nrows++;
+	}
+	for (i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
+
+	print_standins(rows, nrows);
+	free(rows);
+	return (0);
+}
+
+/*
+ * dsroute ps [--json] [--timeout T] [ENDPOINT | dir:[PATH]], argv[0]
+ * being "ps".  Return the exit status.
+ */
+int
+ps_main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char	*dir;
+	int		 ch;
+
+	while ((ch = getopt_long(argc, argv, "+hjt:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			ps_usage(0);
+		case 'j':
+			json = 1;
+			break;
+		case 't':
+			if (parse_ms(optarg, &timeout_ms) == -1 ||
+			    timeout_ms <= 0)
+				die("--timeout %s: give a duration such as 5 "
+				    "or 500ms", optarg);
+			break;
+		default:
+			ps_usage(1);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc > 1)
+		ps_usage(1);
+	if (argc == 0 || strncmp(argv[0], "dir:", 4) == 0) {
+		if (argc == 1 && argv[0][4] != '\0')
+			dir = argv[0] + 4;
+		else if ((dir = getenv("TMPDIR")) == NULL || *dir == '\0')
+			dir = "/tmp";
+		return (ps_local(dir));
+	}
+	return (ps_remote(argv[0]));
+}
