@@ -36,8 +36,9 @@ served() {
 D=$T/d
 mkdir -m 0700 "$D"
 
-refused "dir:,listen is refused at start-up, in one line" \
-    'dir:\.\.\.,listen .* is not built yet' "dir:$D,listen" tcp:127.0.0.1:0
+refused "a mirror whose other side reaches one runtime is refused, in one line" \
+    'a mirror shows the runtimes that dial the router, or another router.s' \
+    "dir:$D,listen" "uds:$T/one.sock,connect"
 
 # No runtime yet: the tool hears that no runtime's socket is there.
 start_dsroute d -v debug "dir:$D" tcp:127.0.0.1:0
