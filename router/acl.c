@@ -30,6 +30,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,8 @@ struct acl_policy {
 	int			 nallow;
 	int			 advertise_any;	/* advertise=any */
 	int			 advertise_none; /* advertise=none */
+	char			**apps;		/* app=PATTERN: runtimes reached */
+	size_t			 napps;
 };
 
 static const char *const role_names[] = {
@@ -161,6 +164,9 @@ acl_policy_free(struct acl_policy *p)
 		free(p->advertisers[i].text);
 		free(p->advertisers[i].label);
 	}
+	for (i = 0; i < p->napps; i++)
+		free(p->apps[i]);
+	free(p->apps);
 	free(p->advertisers);
 	free(p->allow);
 	free(p->grants);
@@ -680,6 +686,62 @@ acl_set_dump_dir(struct acl_policy **pp, const char *v, char *err,
 	}
 	free(p->dump_dir);
 	p->dump_dir = dir;
+	return (0);
+}
+
+/*
+ * app=PATTERN: the tools of this endpoint reach, and are shown, only the
+ * runtimes whose name (a shell pattern, fnmatch(3)) matches one given.
+ */
+int
+acl_add_app(struct acl_policy **pp, const char *v, char *err, size_t len)
+{
+	struct acl_policy	*p;
+	char			**apps, *app;
+
+	if (*v == '\0' || strlen(v) > 255) {
+		snprintf(err, len, "app=%s: give a name or a shell pattern of "
+		    "one, at most 255 bytes", v);
+		return (-1);
+	}
+	if ((p = policy_get(pp, err, len)) == NULL)
+		return (-1);
+	if ((apps = reallocarray(p->apps, p->napps + 1,
+	    sizeof(*apps))) == NULL || (app = strdup(v)) == NULL) {
+		if (apps != NULL)
+			p->apps = apps;
+		snprintf(err, len, "out of memory");
+		return (-1);
+	}
+	p->apps = apps;
+	p->apps[p->napps++] = app;
+	return (0);
+}
+
+/* Whether the policy names the runtimes its tools may reach. */
+int
+acl_has_apps(const struct acl_policy *p)
+{
+	return (p != NULL && p->napps > 0);
+}
+
+/*
+ * Whether the tools of policy p may reach the runtime named name (NULL:
+ * not known yet, which only a policy without app= lets through).
+ */
+int
+acl_app_allowed(const struct acl_policy *p, const char *name)
+{
+	size_t	 i;
+
+	if (!acl_has_apps(p))
+		return (1);
+	if (name == NULL)
+		return (0);
+	for (i = 0; i < p->napps; i++) {
+		if (fnmatch(p->apps[i], name, 0) == 0)
+			return (1);
+	}
 	return (0);
 }
 

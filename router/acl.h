@@ -70,6 +70,9 @@ int		 acl_add_advertiser(struct acl_policy **, const char *, char *,
 		    size_t);
 int		 acl_add_allow(struct acl_policy **, enum allow_kind,
 		    const char *, char *, size_t);
+int		 acl_add_app(struct acl_policy **, const char *, char *, size_t);
+int		 acl_has_apps(const struct acl_policy *);
+int		 acl_app_allowed(const struct acl_policy *, const char *);
 int		 acl_set_dump_dir(struct acl_policy **, const char *, char *,
 		    size_t);
 int		 acl_set_max_buffer(struct acl_policy **, const char *, char *,

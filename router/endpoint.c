@@ -7,9 +7,10 @@
  * Here are the options every transport takes:
  *
  *	listen, connect			the role, else decided at start-up
- *	peer=runtime|tool		what a connect endpoint reaches
+ *	peer=runtime|tool|router	what a connect endpoint reaches
  *	policy=ROLE, allow=CMD, deny=CMD, ROLE=PRINCIPAL, dump-dir=DIR,
- *	max-buffer-mb=N, advertise=PEER	the access control of acl.c
+ *	max-buffer-mb=N, advertise=PEER, app=PATTERN
+ *					the access control of acl.c
  *	allow-cn=, allow-san=, allow-fp=	an identity allow-list, where
  *					the transport's peers have identities
  *
@@ -42,6 +43,7 @@ static int	 set_operate(struct endpoint *, const char *, char *, size_t);
 static int	 set_dump(struct endpoint *, const char *, char *, size_t);
 static int	 set_full(struct endpoint *, const char *, char *, size_t);
 static int	 set_dump_dir(struct endpoint *, const char *, char *, size_t);
+static int	 set_app(struct endpoint *, const char *, char *, size_t);
 static int	 set_max_buffer(struct endpoint *, const char *, char *,
 		    size_t);
 static int	 set_allow_cn(struct endpoint *, const char *, char *, size_t);
@@ -66,6 +68,7 @@ static const struct endpoint_option policy_options[] = {
 	{ "dump", 1, set_dump },
 	{ "full", 1, set_full },
 	{ "dump-dir", 1, set_dump_dir },
+	{ "app", 1, set_app },
 	{ "max-buffer-mb", 1, set_max_buffer },
 };
 
@@ -176,6 +179,12 @@ static int
 set_dump_dir(struct endpoint *ep, const char *v, char *err, size_t len)
 {
 	return (acl_set_dump_dir(&ep->policy, v, err, len));
+}
+
+static int
+set_app(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_add_app(&ep->policy, v, err, len));
 }
 
 static int

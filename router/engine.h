@@ -300,6 +300,8 @@ void		 runtime_name(const struct runtime *, char *, size_t);
 void		 runtime_info_answer(struct runtime *, enum errand_kind,
 		    enum errand_result, const uint8_t *, size_t);
 int		 runtime_list(struct route *, int, struct evbuffer *);
+int		 runtime_reachable(const struct runtime *, int);
+const char	*runtime_app(struct route *, const uint8_t *);
 int		 runtime_take_linked(struct session *, const char **,
 		    uint32_t *);
 void		 runtime_link_seen(struct route *, int,

@@ -209,8 +209,18 @@ judge_command(struct session *s, const uint8_t *msg, size_t len,
 		d.role_from = "-";
 		d.rule = "peer=tool";
 		d.reason = "the other side reaches a tool, not a runtime";
-	} else
+	} else {
 		acl_decide(ep->policy, &peer, msg, len, &d);
+		if (d.allow && s->bound && !acl_app_allowed(ep->policy,
+		    runtime_app(s->route, s->bound_cookie))) {
+			/* A mirror's name, or SelectRuntime, for another app. */
+			d.allow = 0;
+			d.hresult = HRESULT_ACCESS_DENIED;
+			d.rule = "app=";
+			d.reason = "the endpoint's app= does not name this "
+			    "runtime";
+		}
+	}
 	metrics.acl[len > IPC_SET_OFFSET ? metrics_set_of(msg[IPC_SET_OFFSET]) :
 	    MS_OTHER][d.allow != 0]++;
 	audit(s, tool, &peer, s->command, &d);

@@ -34,7 +34,9 @@
 #include "transports/transport.h"
 
 #define LINK_MISSES_MAX		3
-#define LINK_ANSWER_MAX		(16 * 1024 * 1024)	/* bytes of a listing */
+/* What waits to be parsed: at most a frame and a read. */
+#define LINK_READ		16384
+#define LINK_ANSWER_MAX		(IPC_MESSAGE_MAX + LINK_READ)
 
 struct link {
 	struct route		*route;
@@ -206,7 +208,7 @@ link_event(struct conn *c, short what)
 {
 	struct link	*l = c->link;
 	const char	*why = NULL;
-	uint8_t		 buf[16384];
+	uint8_t		 buf[LINK_READ];
 	ssize_t		 n;
 	int		 done;
 
@@ -232,7 +234,8 @@ link_event(struct conn *c, short what)
 		}
 		if (evbuffer_get_length(l->in) + (size_t)n > LINK_ANSWER_MAX ||
 		    evbuffer_add(l->in, buf, (size_t)n) == -1) {
-			link_end(l, "the listing is too long");
+			link_end(l, "protocol error: a frame longer than "
+			    "the protocol allows");
 			return;
 		}
 		if ((done = read_answer(l, &why)) != 0) {

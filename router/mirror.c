@@ -179,6 +179,12 @@ mirror_runtime_known(struct runtime *rt)
 
 	if (m == NULL || rt->mirrored != NULL || draining)
 		return;
+	/* The mirror's app= patterns: what its tools may see and reach. */
+	if (!runtime_reachable(rt, m->side)) {
+		log_debug("%s: not mirrored, app= names other runtimes",
+		    rt->app);
+		return;
+	}
 	runtime_name(rt, name, sizeof(name));
 	if ((e = calloc(1, sizeof(*e))) == NULL) {
 		log_error("%s: out of memory; not mirrored", name);

@@ -88,6 +88,15 @@ decide_peers(struct route *r, char *err, size_t len)
 		if (ep->peer != PEER_AUTO)
 			given = ep->peer == PEER_RUNTIME ? side :
 			    OTHER_SIDE(side);
+		if (acl_has_apps(ep->policy) &&
+		    r->endpoint[OTHER_SIDE(side)].role == ROLE_CONNECT &&
+		    r->endpoint[OTHER_SIDE(side)].peer != PEER_ROUTER) {
+			snprintf(err, len, "%s: app= names runtimes the router "
+			    "knows by their ProcessInfo, ones that dial it or a "
+			    "linked router's; %s dials one", ep->spec,
+			    r->endpoint[OTHER_SIDE(side)].name);
+			return (-1);
+		}
 	}
 	if (r->mode == MODE_CLIENT_CLIENT) {
 		for (side = 0; side < 2; side++) {

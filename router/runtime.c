@@ -25,6 +25,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "router/acl.h"
 #include "router/engine.h"
 #include "router/ext.h"
 #include "router/log.h"
@@ -45,6 +46,38 @@ runtime_find(struct route *r, const uint8_t *cookie)
 			return (rt);
 	}
 	return (NULL);
+}
+
+/*
+ * Whether the tools of the endpoint on tool_side may reach the runtime:
+ * its app= patterns, if any, name it (which needs its ProcessInfo).
+ */
+int
+runtime_reachable(const struct runtime *rt, int tool_side)
+{
+	return (acl_app_allowed(rt->route->endpoint[tool_side].policy,
+	    rt->info != NULL ? rt->app : NULL));
+}
+
+/* Whether the route must learn each runtime's ProcessInfo. */
+static int
+wants_info(const struct route *r)
+{
+	return (r->mirror != NULL ||
+	    acl_has_apps(r->endpoint[SIDE_LOCAL].policy) ||
+	    acl_has_apps(r->endpoint[SIDE_REMOTE].policy));
+}
+
+/*
+ * The name of the route's runtime of that cookie, as app= matches it, or
+ * NULL while its ProcessInfo is not known.
+ */
+const char *
+runtime_app(struct route *r, const uint8_t *cookie)
+{
+	struct runtime	*rt = runtime_find(r, cookie);
+
+	return (rt != NULL && rt->info != NULL ? rt->app : NULL);
 }
 
 /* Whether the runtime of that cookie is gone, or was never known. */
@@ -198,8 +231,8 @@ runtime_park(struct session *s, const char **why)
 		rt->parked.parked_in = rt;
 		TAILQ_INSERT_TAIL(&r->runtimes, rt, entry);
 		advertise_line(rt, c);
-		/* The mirror names it after what it says of itself. */
-		if (r->mirror != NULL)
+		/* The mirror names it, app= judges it: by what it says. */
+		if (wants_info(r))
 			errand_want(rt, ERRAND_INFO);
 		resume_watch(rt);
 	} else if (rt->parked.fd != -1) {
@@ -244,7 +277,8 @@ runtime_pick(struct route *r, int tool_side, const uint8_t *bound)
 	rt = bound != NULL ? runtime_find(r, bound) : r->current;
 	if (bound != NULL && (rt == NULL || rt->gone))
 		return (NULL);
-	if (rt != NULL && rt->side != tool_side && !rt->gone) {
+	if (rt != NULL && rt->side != tool_side && !rt->gone &&
+	    runtime_reachable(rt, tool_side)) {
 		if (rt->parked.fd != -1 && !errand_busy(rt))
 			return (rt);
 		/*
@@ -265,7 +299,8 @@ runtime_pick(struct route *r, int tool_side, const uint8_t *bound)
 		return (NULL);
 	TAILQ_FOREACH(rt, &r->runtimes, entry) {
 		if (rt->side == tool_side || rt->parked.fd == -1 ||
-		    rt->gone || errand_busy(rt))
+		    rt->gone || errand_busy(rt) ||
+		    !runtime_reachable(rt, tool_side))
 			continue;
 		if (best == NULL || rt->last_used >= best->last_used)
 			best = rt;
@@ -491,6 +526,8 @@ runtime_list(struct route *r, int tool_side, struct evbuffer *out)
 				errand_want(rt, ERRAND_INFO);
 			continue;
 		}
+		if (!runtime_reachable(rt, tool_side))
+			continue;
 		memset(&er, 0, sizeof(er));
 		memcpy(er.cookie, rt->advertise.cookie, IPC_COOKIE_LEN);
 		er.pid = rt->advertise.pid;

@@ -224,6 +224,39 @@ is "... and nothing is mirrored" "$(ls "$W" | wc -l)" 0
 stop_dsroute ws7
 stop junk
 
+# app=: a node's listener shows and serves only the runtimes it names.
+start_dsroute anode -v debug "tcp:127.0.0.1:0,app=Bill*" "uds:$T/rt4.sock,listen"
+AP=$(port_of anode local)
+start_fakert o --connect "$T/rt4.sock" --name Orders.Api
+start_fakert p --connect "$T/rt4.sock" --name Billing
+wait_for 10 eval "[ \$(count_lines '$T/anode.err' 'connected on uds:') -ge 2 ]"
+wait_for 10 eval '"$DSROUTE" ps "tcp:127.0.0.1:$AP" | grep -q Billing'
+"$DSROUTE" ps "tcp:127.0.0.1:$AP" >"$T/aps.out" 2>&1
+like "app=: the listing holds the runtime it names" "$(cat "$T/aps.out")" \
+    "$(pid_of p) +Billing "
+is "... and not the other" "$(grep -c Orders "$T/aps.out")" 0
+check "app=: a plain tool is served by the runtime it names" \
+    tool --timeout 10 "tcp:127.0.0.1:$AP" repeat 3 processinfo
+is "... always that one, though the other advertised too" \
+    "$(count_lines "$T/o.ev" '^command 0x04 0x00 ')" 0
+# SelectRuntime naming the other runtime, then ProcessInfo, by hand.
+OC=$(sed -n "s/^info: runtime pid $(pid_of o) (cookie \([0-9a-f]*\)) connected.*/\1/p" \
+    "$T/anode.err" | head -n 1)
+SELECT=444f544e45545f4950435f5631002600d50200000100$OC
+PINFO=444f544e45545f4950435f563100140004000000
+tool --timeout 10 "tcp:127.0.0.1:$AP" raw "${SELECT}${PINFO}"
+like "app=: SelectRuntime of a runtime it does not name is refused" \
+    "$(cat "$T/tool.out")" "reply 444f544e45545f4950435f5631001800ffff000005000780"
+check "... with an audit line naming app=" has_line "$T/anode.err" \
+    "audit: .*cookie=$OC command=ProcessInfo decision=deny .*rule=\"app=\""
+is "... and the runtime never saw it" "$(count_lines "$T/o.ev" '^command ')" 1
+refused "app= on a route that dials its one runtime is refused at start-up" \
+    "app= names runtimes the router knows by their ProcessInfo" \
+    "uds:$T/y.sock,listen,app=X" "uds:$T/rt4.sock,connect"
+stop_dsroute anode
+stop o
+stop p
+
 # Start-up: peer=router belongs to a mirror's link.
 refused "peer=router without a mirror on the other side is refused" \
     "peer=router is for a mirror's link" \

@@ -114,6 +114,23 @@ check "no stand-in is left" eval "! kill -0 $SB && ! kill -0 $SE"
 stop b
 stop e
 
+# app= on the mirror: only the runtimes it names appear.
+M2=$T/mir2
+mkdir -m 700 "$M2"
+start_dsroute q -v debug "dir:$M2,listen,app=Orders.*" "uds:$T/rt5.sock,listen"
+start_fakert q1 --connect "$T/rt5.sock" --name Orders.Api
+start_fakert q2 --connect "$T/rt5.sock" --name Billing
+check "app=: the runtime it names is mirrored" \
+    wait_for 10 eval 'ls "$M2" | grep -q "^dsroute-Orders\.Api-"'
+check "... and the other's ProcessInfo was asked too" \
+    wait_for 10 has_line "$T/q2.ev" "^command 0x04 0x04 "
+is "... but it is not mirrored" "$(ls "$M2" | grep -c Billing)" 0
+is "... and no stand-in stands for it" \
+    "$(ps -o comm= --ppid "$(pid_of q)" | grep -c Billing)" 0
+stop_dsroute q
+stop q1
+stop q2
+
 # The mirror's directory must be safe: not another user's, not writable by
 # others without the sticky bit.  Refused at start-up, not runtime by runtime.
 mkdir -m 777 "$T/open"

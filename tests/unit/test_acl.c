@@ -1034,6 +1034,29 @@ test_advertise(void)
 	acl_policy_free(p);
 }
 
+/* app=: which runtimes an endpoint's tools reach, by name. */
+static void
+test_apps(void)
+{
+	struct acl_policy	*p = NULL;
+
+	ok(acl_app_allowed(NULL, NULL) && acl_app_allowed(NULL, "x"),
+	    "app=: without it every runtime, named or not yet");
+	ok(acl_add_app(&p, "Orders.*", err, sizeof(err)) == 0 &&
+	    acl_add_app(&p, "Billing", err, sizeof(err)) == 0 &&
+	    acl_has_apps(p), "app=: two patterns");
+	ok(acl_app_allowed(p, "Orders.Api") && acl_app_allowed(p, "Billing") &&
+	    acl_app_allowed(p, "Orders."), "app=: a pattern or a name matches");
+	ok(!acl_app_allowed(p, "Billing.Worker") && !acl_app_allowed(p,
+	    "orders.api") && !acl_app_allowed(p, "XOrders.Api"),
+	    "app=: whole names, case counts");
+	ok(!acl_app_allowed(p, NULL), "app=: a runtime not named yet is not "
+	    "reached");
+	ok(acl_add_app(&p, "", err, sizeof(err)) == -1 &&
+	    strstr(err, "app=") != NULL, "app=: empty refused, with a reason");
+	acl_policy_free(p);
+}
+
 int
 main(void)
 {
@@ -1050,5 +1073,6 @@ main(void)
 	test_payloads();
 	test_random();
 	test_advertise();
+	test_apps();
 	return (tap_done());
 }
