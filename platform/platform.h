@@ -79,6 +79,7 @@ int		 peer_cred_get(int, struct peer_cred *);
 int		 sockfile_probe(const char *);
 const char	*sockfile_kind(mode_t);
 int		 sockfile_listen(struct sockfile *, char *, size_t);
+int		 sockfile_dir_check(const char *, char *, size_t);
 void		 sockfile_remove(struct sockfile *);
 int		 platform_nonblock(int);
 void		 platform_raise_nofile(void);

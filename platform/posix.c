@@ -493,6 +493,30 @@ fail:
 	return (-1);
 }
 
+/*
+ * Whether socket files could be made safely in dir now: a mirror's
+ * directory, checked at start-up though its files come later.
+ */
+int
+sockfile_dir_check(const char *dir, char *err, size_t len)
+{
+	struct sockfile	 sf;
+	struct sockdir	 d;
+	char		 path[PATH_MAX];
+
+	memset(&sf, 0, sizeof(sf));
+	if ((size_t)snprintf(path, sizeof(path), "%s/-", dir) >=
+	    sizeof(path)) {
+		snprintf(err, len, "directory %s: the path is too long", dir);
+		return (-1);
+	}
+	sf.path = path;
+	if (open_directory(&sf, (uid_t)-1, &d, err, len) == -1)
+		return (-1);
+	close(d.fd);
+	return (0);
+}
+
 /* Whether the directory's path still leads to the directory checked. */
 static int
 same_directory(const struct sockdir *d)

@@ -880,6 +880,8 @@ role_allows(enum acl_role role, int cmd)
 	case CMD(IPC_SET_EVENTPIPE, 0x05):
 	case CMD(IPC_SET_EVENTPIPE, 0x06):
 	case CMD(IPC_SET_EVENTPIPE, 0x07):	/* ...CollectTracing6 */
+	case CMD(IPC_SET_DSROUTE, 0x01):	/* ListRuntimes */
+	case CMD(IPC_SET_DSROUTE, 0x02):	/* SelectRuntime */
 		return (role >= ACL_OBSERVE);
 	case CMD(IPC_SET_PROCESS, 0x01):	/* ResumeRuntime */
 		return (role >= ACL_OPERATE);

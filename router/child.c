@@ -391,13 +391,19 @@ child_wait(struct child *c)
 }
 
 /*
- * Forget the SIGCHLD watcher before the loop is freed.  Bare pids that
- * have not ended yet are left to init when we exit.
+ * Forget the SIGCHLD watcher before the loop is freed, once the bare pids
+ * handed over have ended: none is left a zombie for init.
  */
 void
 child_cleanup(void)
 {
-	child_reap_orphans();
+	size_t	 i;
+
+	/* Each was signalled to end by its owner: waiting is short. */
+	for (i = 0; i < norphans; i++)
+		while (waitpid(orphans[i], NULL, 0) == -1 && errno == EINTR)
+			;
+	norphans = 0;
 	free(orphans);
 	orphans = NULL;
 	norphans = orphans_size = 0;

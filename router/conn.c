@@ -32,6 +32,15 @@ static void	 conn_event(evutil_socket_t, short, void *);
 static void	 conn_connected(struct conn *);
 static int	 conn_handshake(struct conn *);
 
+/* Tell the conn's owner, a session or a link, that it failed. */
+static int
+conn_failed(struct conn *c, const char *what)
+{
+	if (c->link != NULL)
+		return (link_conn_failed(c, what));
+	return (session_conn_failed(c, what));
+}
+
 /* Prepare a conn with no socket yet.  Return -1 if out of memory. */
 int
 conn_init(struct conn *c, struct session *s, int side, struct endpoint *ep)
@@ -262,7 +271,7 @@ conn_connected(struct conn *c)
 		c->error = errno;
 	c->connecting = 0;
 	if (c->error != 0 || c->transport->setup(c, 0) == -1) {
-		(void)session_conn_failed(c, "connect");
+		(void)conn_failed(c, "connect");
 		return;
 	}
 	c->handshaking = 1;
@@ -284,7 +293,8 @@ conn_handshake(struct conn *c)
 		c->handshaking = 0;
 		if (c->transport->tls)
 			metrics.tls_handshakes++;
-		return (session_conn_ready(c));
+		return (c->link != NULL ? link_conn_ready(c) :
+		    session_conn_ready(c));
 	}
 	if (rv == IO_WANT_READ)
 		c->wwant_read = 1;
@@ -293,7 +303,7 @@ conn_handshake(struct conn *c)
 	else {
 		if (c->transport->tls)
 			metrics.tls_failures++;
-		return (session_conn_failed(c, "handshake"));
+		return (conn_failed(c, "handshake"));
 	}
 	conn_update(c);
 	return (0);
@@ -314,7 +324,11 @@ conn_event(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
 
-	if (c->session == NULL) {
+	if (c->link != NULL && !c->connecting && !c->handshaking) {
+		link_event(c, what);
+		return;
+	}
+	if (c->session == NULL && c->link == NULL) {
 		runtime_parked_event(c);
 		return;
 	}

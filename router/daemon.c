@@ -21,6 +21,7 @@
 #include <event2/event.h>
 
 #include "platform/platform.h"
+#include "router/child.h"
 #include "router/daemon.h"
 #include "router/engine.h"
 #include "router/log.h"
@@ -270,6 +271,8 @@ daemon_run(const struct frontend *fe)
 	}
 	if (fe->stop != NULL)
 		fe->stop();
+	/* The mirrors' stand-ins were told to end: none is left a zombie. */
+	child_cleanup();
 	inherit_close();
 	notify_close();
 	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)

@@ -100,7 +100,7 @@ set_connect(struct endpoint *ep, const char *v, char *err, size_t len)
 	return (set_role(ep, ROLE_CONNECT, err, len));
 }
 
-/* peer=runtime|tool: what listens where a connect endpoint dials. */
+/* peer=runtime|tool|router: what listens where a connect endpoint dials. */
 static int
 set_peer(struct endpoint *ep, const char *v, char *err, size_t len)
 {
@@ -108,8 +108,10 @@ set_peer(struct endpoint *ep, const char *v, char *err, size_t len)
 		ep->peer = PEER_RUNTIME;
 	else if (strcmp(v, "tool") == 0)
 		ep->peer = PEER_TOOL;
+	else if (strcmp(v, "router") == 0)
+		ep->peer = PEER_ROUTER;
 	else {
-		snprintf(err, len, "peer=%s: give runtime or tool", v);
+		snprintf(err, len, "peer=%s: give runtime, tool or router", v);
 		return (-1);
 	}
 	ep->peer_why = "peer= given";

@@ -24,11 +24,15 @@ enum endpoint_role {
 	ROLE_CONNECT
 };
 
-/* What a connect endpoint reaches: a runtime, or a tool that listens. */
+/*
+ * What a connect endpoint reaches: a runtime, a tool that listens, or
+ * another dsroute whose runtimes a mirror shows (docs/extension.md).
+ */
 enum endpoint_peer {
 	PEER_AUTO,
 	PEER_RUNTIME,
-	PEER_TOOL
+	PEER_TOOL,
+	PEER_ROUTER
 };
 
 struct endpoint {

@@ -27,8 +27,13 @@
 
 struct evbuffer;
 struct evconnlistener;
+struct ext_runtime;
 struct identity;
+struct link;
+struct mirror;
+struct mirror_entry;
 struct peer_count;
+struct process_info;
 struct route;
 struct runtime;
 struct session;
@@ -43,6 +48,7 @@ struct transport;
 struct conn {
 	struct session		*session;	/* NULL while parked */
 	struct runtime		*parked_in;	/* the record holding it parked */
+	struct link		*link;		/* a link's listing (link.c) */
 	struct endpoint		*endpoint;
 	const struct transport	*transport;
 	void			*tstate;	/* the transport's own */
@@ -93,7 +99,7 @@ enum session_state {
 	S_WAIT_RUNTIME,		/* a tool waits for a parked runtime */
 	S_AWAIT_COMMAND,	/* advertise sent; the tool's command pending */
 	S_PUMP,			/* forwarding both ways */
-	S_DENY,			/* sending an error frame, then closing */
+	S_DENY,			/* an error frame or our answer, then close */
 	S_HOLD			/* a refused runtime, held so it redials late */
 };
 
@@ -118,6 +124,8 @@ struct session {
 	uint64_t		 offer_deadline; /* a listening tool's, or 0 */
 	int			 command_begun;	/* its first byte came */
 	int			 spoke;		/* an accepted conn sent a byte */
+	int			 bound;		/* to the runtime of bound_cookie */
+	uint8_t			 bound_cookie[IPC_COOKIE_LEN];
 	int			 counts_dialled; /* counted in route->dialled */
 	int			 offer;		/* a client-client offer */
 	int			 quiet;		/* end at debug level, not info */
@@ -150,6 +158,22 @@ struct peer_key {
 	size_t			 len;
 };
 
+/* The router's own commands on a parked connection (errand.c). */
+enum errand_kind {
+	ERRAND_NONE,
+	ERRAND_INFO,		/* ProcessInfo2: who the runtime is */
+	ERRAND_INFO1,		/* ProcessInfo, from a runtime older than 6 */
+	ERRAND_RESUME,		/* ResumeRuntime, for --resume-after */
+	ERRAND_KINDS
+};
+
+enum errand_result {
+	ERRAND_ANSWERED,	/* a whole reply came */
+	ERRAND_TIMEOUT,		/* none within the handshake deadline */
+	ERRAND_CLOSED,		/* the connection ended first */
+	ERRAND_FAILED		/* out of memory */
+};
+
 /* A runtime known by its cookie, with at most one parked connection. */
 struct runtime {
 	struct route		*route;
@@ -163,10 +187,18 @@ struct runtime {
 	uint64_t		 last_used;	/* monotonic ms */
 	struct event		*resume;	/* --resume-after, made if set */
 	int			 resumed;	/* ResumeRuntime answered OK */
-	int			 resuming;	/* ours is on the parked conn */
-	int			 resume_pending; /* ours waits for one */
-	uint8_t			 resume_reply[REPLY_PEEK];
-	size_t			 resume_len;
+	enum errand_kind	 errand;	/* ours on the parked conn */
+	unsigned		 errands_due;	/* bits of kinds waiting */
+	struct event		*errand_timer;
+	struct evbuffer		*errand_in;	/* its answer so far */
+	struct process_info	*info;		/* its ProcessInfo, once known */
+	char			 app[64];	/* its name, from that */
+	int			 info_tries;
+	struct mirror_entry	*mirrored;	/* as the mirror shows it */
+	int			 linked;	/* another router's (link.c) */
+	uint8_t			 hops;		/* routers between, if linked */
+	char			*where;		/* where that router found it */
+	uint64_t		 seen;		/* the link's last listing of it */
 	TAILQ_ENTRY(runtime)	 entry;
 };
 
@@ -197,6 +229,8 @@ struct route {
 	int			 runtime_side;	/* client-client: who is the runtime */
 	struct runtime_list	 runtimes;
 	struct runtime		*current;	/* the runtime tools are served by */
+	struct mirror		*mirror;	/* dir:...,listen (mirror.c) */
+	struct link		*link;		/* its peer=router side (link.c) */
 	TAILQ_HEAD(, session)	 waiting;	/* tools waiting for a runtime */
 	struct session		*offer;		/* client-client: the open offer */
 	struct event		 offer_timer;
@@ -241,7 +275,7 @@ void		 route_recheck(struct route *, int);
 
 /* session.c */
 void		 session_accepted(struct route *, int, int, struct sockaddr *,
-		    socklen_t);
+		    socklen_t, const uint8_t *);
 void		 session_offer(struct route *);
 void		 session_close(struct session *, const char *);
 int		 session_conn_ready(struct conn *);
@@ -257,19 +291,52 @@ void		 session_close_all(const char *);
 
 /* runtime.c */
 int		 runtime_park(struct session *, const char **);
-int		 runtime_take(struct session *, const char **);
+int		 runtime_take(struct session *, const char **, uint32_t *);
 void		 runtime_release(struct session *);
 void		 runtime_lost(struct session *);
 void		 runtime_parked_event(struct conn *);
 void		 runtime_drop_all(struct route *);
 void		 runtime_name(const struct runtime *, char *, size_t);
+void		 runtime_info_answer(struct runtime *, enum errand_kind,
+		    enum errand_result, const uint8_t *, size_t);
+int		 runtime_list(struct route *, int, struct evbuffer *);
+int		 runtime_take_linked(struct session *, const char **,
+		    uint32_t *);
+void		 runtime_link_seen(struct route *, int,
+		    const struct ext_runtime *, uint64_t);
+void		 runtime_link_sweep(struct route *, uint64_t);
+
+/* link.c; a runtime listed through that many routers is a loop's */
+#define LINK_HOPS_MAX	8
+int		 link_start(struct route *, int, char *, size_t);
+void		 link_event(struct conn *, short);
+int		 link_conn_ready(struct conn *);
+int		 link_conn_failed(struct conn *, const char *);
+void		 link_stop(struct route *);
+
+/* mirror.c */
+int		 mirror_start(struct route *, int, char *, size_t);
+void		 mirror_runtime_known(struct runtime *);
+void		 mirror_runtime_gone(struct runtime *);
+int		 mirror_count(const struct route *);
+void		 mirror_stop(struct route *);
 
 /* resume.c */
 void		 resume_watch(struct runtime *);
 void		 resume_done_by_tool(struct runtime *);
-int		 resume_parked(struct runtime *);
-void		 resume_event(struct runtime *);
+void		 resume_sent(struct runtime *);
+void		 resume_answer(struct runtime *, enum errand_result,
+		    const uint8_t *, size_t);
 void		 resume_forget(struct runtime *);
+
+/* errand.c */
+int		 errand_busy(const struct runtime *);
+void		 errand_want(struct runtime *, enum errand_kind);
+int		 errand_due(const struct runtime *, enum errand_kind);
+void		 errand_cancel(struct runtime *, enum errand_kind);
+int		 errand_parked(struct runtime *);
+void		 errand_event(struct runtime *);
+void		 errand_forget(struct runtime *);
 
 /* pump.c */
 int		 pump_read(struct conn *);

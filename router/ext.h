@@ -16,7 +16,7 @@
 
 #include "router/ipc.h"
 
-#define EXT_SET			0xd5	/* "dsroute" */
+#define EXT_SET			IPC_SET_DSROUTE	/* "dsroute" */
 #define EXT_ID_LIST		0x01
 #define EXT_ID_SELECT		0x02
 #define EXT_ID_ENTRY		0x03

@@ -46,6 +46,9 @@ static const struct {
 	{ IPC_SET_PROCESS, 0x06, "DisablePerfMap" },
 	{ IPC_SET_PROCESS, 0x07, "ApplyStartupHook" },
 	{ IPC_SET_PROCESS, 0x08, "ProcessInfo3" },
+	/* dsroute's own, between routers (docs/extension.md). */
+	{ IPC_SET_DSROUTE, 0x01, "ListRuntimes" },
+	{ IPC_SET_DSROUTE, 0x02, "SelectRuntime" },
 };
 
 static uint16_t

@@ -28,6 +28,7 @@ struct evbuffer;
 #define IPC_SET_EVENTPIPE	0x02
 #define IPC_SET_PROFILER	0x03
 #define IPC_SET_PROCESS		0x04
+#define IPC_SET_DSROUTE		0xd5	/* routers' own: never to a runtime */
 #define IPC_SET_SERVER		0xff
 #define IPC_ID_OK		0x00
 #define IPC_ID_PROCESS_INFO	0x00	/* in IPC_SET_PROCESS */

@@ -120,6 +120,11 @@ audit(struct session *s, const struct conn *c, const struct acl_peer *peer,
 		ipc_cookie_hex(s->advertise.cookie, cookie);
 		log_u64(&r, "runtime_pid", s->advertise.pid, 0);
 		log_str(&r, "cookie", cookie, 0);
+	} else if (s->bound) {
+		/* A mirror's name, or SelectRuntime: the one it is for. */
+		ipc_cookie_hex(s->bound_cookie, cookie);
+		log_str(&r, "runtime_pid", NULL, 0);
+		log_str(&r, "cookie", cookie, 0);
 	} else {
 		log_str(&r, "runtime_pid", NULL, 0);
 		log_str(&r, "cookie", NULL, 0);

@@ -12,8 +12,9 @@
  * running runtime answers it OK and goes on; the cost is one of its
  * connections, which it dials again at once, as after any command.
  *
- * The command goes on the runtime's parked connection, never on one a
- * tool is using; when the deadline finds none parked, it goes on the next.
+ * The command is an errand (errand.c): it goes on the runtime's parked
+ * connection, never on one a tool is using; when the deadline finds none
+ * parked, it goes on the next.
  */
 
 #include "config.h"
@@ -37,8 +38,6 @@ static void	 resume_line(const struct runtime *, enum log_level,
 		    const char *, const char *, ...)
 		    __attribute__((__format__(__printf__, 4, 5)));
 static void	 resume_due(evutil_socket_t, short, void *);
-static void	 resume_send(struct runtime *);
-static void	 resume_end(struct runtime *);
 
 /*
  * One line of what the router did for a runtime: "runtime pid N (cookie
@@ -89,30 +88,9 @@ void
 resume_done_by_tool(struct runtime *rt)
 {
 	rt->resumed = 1;
-	rt->resume_pending = 0;
-	if (rt->resume != NULL && !rt->resuming)
+	errand_cancel(rt, ERRAND_RESUME);
+	if (rt->resume != NULL)
 		evtimer_del(rt->resume);
-}
-
-/*
- * The runtime parked a connection: if our ResumeRuntime waits for one,
- * send it there.  Return 1 if the connection is taken for it.
- */
-int
-resume_parked(struct runtime *rt)
-{
-	if (rt->resuming) {
-		/* The connection it went on died: send it again. */
-		rt->resuming = 0;
-		rt->resume_pending = 1;
-		evbuffer_drain(rt->parked.out,
-		    evbuffer_get_length(rt->parked.out));
-	}
-	if (!rt->resume_pending || rt->resumed)
-		return (0);
-	rt->resume_pending = 0;
-	resume_send(rt);
-	return (1);
 }
 
 /* The record goes away. */
@@ -122,7 +100,6 @@ resume_forget(struct runtime *rt)
 	if (rt->resume != NULL)
 		event_free(rt->resume);
 	rt->resume = NULL;
-	rt->resuming = 0;
 }
 
 static void
@@ -132,87 +109,48 @@ resume_due(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (rt->resuming) {
-		resume_line(rt, LL_WARNING, "no-answer", " did not answer the "
-		    "router's ResumeRuntime within %.3fs; its connection is "
-		    "closed", settings.handshake_timeout_ms / 1000.0);
-		resume_end(rt);
-		return;
-	}
 	if (rt->resumed || rt->gone)
 		return;
-	if (rt->parked.fd == -1) {
-		/* A tool has its connection: use the next one it parks. */
-		rt->resume_pending = 1;
+	if (rt->parked.fd == -1 || errand_busy(rt))
 		resume_line(rt, LL_DEBUG, "waiting", ": no tool resumed it; "
 		    "ResumeRuntime waits for its next connection");
-		return;
-	}
-	resume_send(rt);
+	errand_want(rt, ERRAND_RESUME);
 }
 
-/* Send ResumeRuntime on the parked connection and await the answer. */
-static void
-resume_send(struct runtime *rt)
+/* The router's ResumeRuntime went on a parked connection. */
+void
+resume_sent(struct runtime *rt)
 {
-	struct timeval	 tv;
-	uint8_t		 msg[IPC_HEADER_LEN];
-
-	ipc_request(msg, IPC_SET_PROCESS, IPC_ID_RESUME_RUNTIME);
-	if (evbuffer_add(rt->parked.out, msg, sizeof(msg)) == -1) {
-		resume_line(rt, LL_ERROR, "error", ": out of memory; not "
-		    "resumed");
-		return;
-	}
 	resume_line(rt, LL_INFO, "sent", ": no tool resumed it within %.3fs "
 	    "(--resume-after); the router sends ResumeRuntime",
 	    settings.resume_after_ms / 1000.0);
-	rt->resuming = 1;
-	rt->resume_len = 0;
-	timeval_ms(&tv, settings.handshake_timeout_ms);
-	evtimer_add(rt->resume, &tv);
-	conn_update(&rt->parked);
 }
 
-/*
- * The parked connection of a runtime we are resuming is ready: send the
- * rest of the command, read the answer, then close it (the runtime dials
- * again, as after every command).
- */
+/* The router's ResumeRuntime came back, or did not (errand.c). */
 void
-resume_event(struct runtime *rt)
+resume_answer(struct runtime *rt, enum errand_result result,
+    const uint8_t *reply, size_t len)
 {
-	struct conn	*c = &rt->parked;
 	uint32_t	 hresult;
-	ssize_t		 n;
 
-	if (evbuffer_get_length(c->out) > 0) {
-		n = c->transport->write_buffer(c, c->out);
-		if (n == IO_ERROR) {
-			resume_line(rt, LL_WARNING, "error", ": ResumeRuntime "
-			    "not sent: %s", conn_error(c));
-			resume_end(rt);
-			return;
-		}
-		conn_update(c);
-		if (evbuffer_get_length(c->out) > 0)
-			return;
-	}
-	n = c->transport->read(c, rt->resume_reply + rt->resume_len,
-	    sizeof(rt->resume_reply) - rt->resume_len);
-	if (n == IO_WANT_READ || n == IO_WANT_WRITE)
+	switch (result) {
+	case ERRAND_TIMEOUT:
+		resume_line(rt, LL_WARNING, "no-answer", " did not answer the "
+		    "router's ResumeRuntime within %.3fs; its connection is "
+		    "closed", settings.handshake_timeout_ms / 1000.0);
 		return;
-	if (n <= 0) {
+	case ERRAND_CLOSED:
 		resume_line(rt, LL_WARNING, "closed", " closed before it "
 		    "answered the router's ResumeRuntime");
-		resume_end(rt);
 		return;
+	case ERRAND_FAILED:
+		resume_line(rt, LL_ERROR, "error", ": out of memory; not "
+		    "resumed");
+		return;
+	case ERRAND_ANSWERED:
+		break;
 	}
-	rt->resume_len += (size_t)n;
-	switch (ipc_reply_classify(rt->resume_reply, rt->resume_len,
-	    &hresult)) {
-	case REPLY_MORE:
-		return;
+	switch (ipc_reply_classify(reply, len, &hresult)) {
 	case REPLY_OK:
 		resume_line(rt, LL_INFO, "ok", " answered the router's "
 		    "ResumeRuntime: ok");
@@ -227,16 +165,4 @@ resume_event(struct runtime *rt)
 		    "ResumeRuntime with bytes that are no reply");
 		break;
 	}
-	resume_end(rt);
-}
-
-/* Our exchange is over, however it went: close the connection. */
-static void
-resume_end(struct runtime *rt)
-{
-	rt->resuming = 0;
-	evtimer_del(rt->resume);
-	evbuffer_drain(rt->parked.out, evbuffer_get_length(rt->parked.out));
-	/* Tools that waited meanwhile take the next one it parks. */
-	conn_close(&rt->parked);
 }

@@ -90,6 +90,14 @@ decide_peers(struct route *r, char *err, size_t len)
 			    OTHER_SIDE(side);
 	}
 	if (r->mode == MODE_CLIENT_CLIENT) {
+		for (side = 0; side < 2; side++) {
+			if (r->endpoint[side].peer != PEER_ROUTER)
+				continue;
+			snprintf(err, len, "%s: peer=router is for a mirror's "
+			    "link (dir:PATH,listen on the other side)",
+			    r->endpoint[side].spec);
+			return (-1);
+		}
 		if (r->endpoint[SIDE_LOCAL].peer != PEER_AUTO &&
 		    r->endpoint[SIDE_LOCAL].peer ==
 		    r->endpoint[SIDE_REMOTE].peer) {
@@ -112,6 +120,14 @@ decide_peers(struct route *r, char *err, size_t len)
 	}
 	for (side = 0; side < 2; side++) {
 		ep = &r->endpoint[side];
+		if (ep->peer == PEER_ROUTER && (r->endpoint[OTHER_SIDE(side)].
+		    role != ROLE_LISTEN || r->endpoint[OTHER_SIDE(side)].
+		    transport->listen_name == NULL)) {
+			snprintf(err, len, "%s: peer=router is for a mirror's "
+			    "link: give dir:PATH,listen as the other endpoint",
+			    ep->spec);
+			return (-1);
+		}
 		if (ep->role != ROLE_CONNECT || ep->peer != PEER_AUTO)
 			continue;
 		ep->peer = PEER_RUNTIME;
@@ -131,7 +147,7 @@ accept_cb(struct evconnlistener *evl, evutil_socket_t fd, struct sockaddr *sa,
 		close(fd);
 		return;
 	}
-	session_accepted(l->route, l->side, fd, sa, salen);
+	session_accepted(l->route, l->side, fd, sa, salen, NULL);
 }
 
 static void
@@ -347,6 +363,14 @@ route_start(struct route *r, char *err, size_t len)
 	for (side = 0; side < 2; side++) {
 		if (r->endpoint[side].role != ROLE_LISTEN)
 			continue;
+		/* A mirror listens for each runtime, as it comes. */
+		if (r->endpoint[side].transport->listen_name != NULL) {
+			if (mirror_start(r, side, err, len) == -1) {
+				route_stop_listening(r);
+				return (-1);
+			}
+			continue;
+		}
 		if (listener_open(r, side, err, len) == -1) {
 			route_stop_listening(r);
 			return (-1);
@@ -440,6 +464,7 @@ route_stop_listening(struct route *r)
 			r->endpoint[side].transport->unlisten(
 			    &r->endpoint[side]);
 	}
+	mirror_stop(r);
 	evtimer_del(&r->offer_timer);
 	evtimer_del(&r->recheck_timer);
 }

@@ -26,6 +26,7 @@
 #include <event2/event.h>
 
 #include "router/engine.h"
+#include "router/ext.h"
 #include "router/log.h"
 #include "router/metrics.h"
 #include "router/settings.h"
@@ -46,6 +47,15 @@ runtime_find(struct route *r, const uint8_t *cookie)
 	return (NULL);
 }
 
+/* Whether the runtime of that cookie is gone, or was never known. */
+static int
+runtime_gone(struct route *r, const uint8_t *cookie)
+{
+	struct runtime	*rt = runtime_find(r, cookie);
+
+	return (rt == NULL || rt->gone);
+}
+
 static void
 runtime_free(struct runtime *rt)
 {
@@ -54,8 +64,12 @@ runtime_free(struct runtime *rt)
 	if (r->current == rt)
 		r->current = NULL;
 	TAILQ_REMOVE(&r->runtimes, rt, entry);
+	mirror_runtime_gone(rt);
 	resume_forget(rt);
+	errand_forget(rt);
 	conn_free(&rt->parked);
+	free(rt->info);
+	free(rt->where);
 	free(rt);
 }
 
@@ -184,6 +198,9 @@ runtime_park(struct session *s, const char **why)
 		rt->parked.parked_in = rt;
 		TAILQ_INSERT_TAIL(&r->runtimes, rt, entry);
 		advertise_line(rt, c);
+		/* The mirror names it after what it says of itself. */
+		if (r->mirror != NULL)
+			errand_want(rt, ERRAND_INFO);
 		resume_watch(rt);
 	} else if (rt->parked.fd != -1) {
 		runtime_name(rt, name, sizeof(name));
@@ -196,7 +213,7 @@ runtime_park(struct session *s, const char **why)
 	rt->last_used = now_ms();
 	conn_move(&rt->parked, c);
 	conn_update(&rt->parked);
-	(void)resume_parked(rt);
+	(void)errand_parked(rt);
 	return (0);
 
 nomem:
@@ -210,20 +227,25 @@ nomem:
  * within the backend wait after their last command, are dropped here.
  */
 static struct runtime *
-runtime_pick(struct route *r, int tool_side)
+runtime_pick(struct route *r, int tool_side, const uint8_t *bound)
 {
 	struct runtime	*rt, *next, *best = NULL;
 	uint64_t	 now = now_ms();
 
 	for (rt = TAILQ_FIRST(&r->runtimes); rt != NULL; rt = next) {
 		next = TAILQ_NEXT(rt, entry);
-		if (rt->parked.fd == -1 && rt->active == 0 && (rt->gone ||
-		    now - rt->last_used > (uint64_t)settings.backend_wait_ms))
+		/* A linked router's runtimes go when it stops listing them. */
+		if (rt->parked.fd == -1 && rt->active == 0 && !rt->linked &&
+		    (rt->gone || now - rt->last_used >
+		    (uint64_t)settings.backend_wait_ms))
 			runtime_free(rt);
 	}
-	rt = r->current;
+	/* A tool of the mirror came for one runtime, and waits for it. */
+	rt = bound != NULL ? runtime_find(r, bound) : r->current;
+	if (bound != NULL && (rt == NULL || rt->gone))
+		return (NULL);
 	if (rt != NULL && rt->side != tool_side && !rt->gone) {
-		if (rt->parked.fd != -1 && !rt->resuming)
+		if (rt->parked.fd != -1 && !errand_busy(rt))
 			return (rt);
 		/*
 		 * A runtime reconnects as soon as its command is done.  Wait
@@ -231,7 +253,7 @@ runtime_pick(struct route *r, int tool_side)
 		 * that it may have died mid-command, with no parked
 		 * connection to tell us.
 		 */
-		if (rt->active > 0 || rt->resuming)
+		if (rt->active > 0 || errand_busy(rt))
 			return (NULL);
 		if (now - rt->last_used < RECONNECT_GRACE_MS) {
 			route_recheck(r, RECONNECT_GRACE_MS -
@@ -239,9 +261,11 @@ runtime_pick(struct route *r, int tool_side)
 			return (NULL);
 		}
 	}
+	if (bound != NULL)
+		return (NULL);
 	TAILQ_FOREACH(rt, &r->runtimes, entry) {
 		if (rt->side == tool_side || rt->parked.fd == -1 ||
-		    rt->gone || rt->resuming)
+		    rt->gone || errand_busy(rt))
 			continue;
 		if (best == NULL || rt->last_used >= best->last_used)
 			best = rt;
@@ -252,26 +276,36 @@ runtime_pick(struct route *r, int tool_side)
 /*
  * Hand a parked runtime connection to a tool's session.  Return 1 if the
  * session now has its runtime, 0 if it has to wait, -1 with the reason
- * in *why if the runtime serves as many tools as it may.
+ * in *why and the error frame's HRESULT if the runtime serves as many
+ * tools as it may, or the one the session is bound to is gone.
  */
 int
-runtime_take(struct session *s, const char **why)
+runtime_take(struct session *s, const char **why, uint32_t *hresult)
 {
 	struct route	*r = s->route;
 	struct runtime	*rt;
 	char		 name[96];
 
-	if ((rt = runtime_pick(r, s->tool_side)) == NULL)
+	rt = runtime_pick(r, s->tool_side, s->bound ? s->bound_cookie : NULL);
+	if (rt == NULL) {
+		if (s->bound && runtime_gone(r, s->bound_cookie)) {
+			*why = "the runtime this name stood for is gone";
+			*hresult = HRESULT_CONN_REFUSED;
+			return (-1);
+		}
 		return (0);
+	}
+	*hresult = HRESULT_BUSY;
 	if (limit_runtime_admit(rt->active, why) == -1)
 		return (-1);
 	runtime_name(rt, name, sizeof(name));
-	if (r->current != rt)
+	if (r->current != rt && !s->bound)
 		log_info("%s now serves tools on %s", name,
 		    r->endpoint[s->tool_side].name);
 	log_debug("session %" PRIu64 ": %s takes the parked connection of "
 	    "%s", s->id, s->command, name);
-	r->current = rt;
+	if (!s->bound)
+		r->current = rt;
 	conn_move(&s->conn[rt->side], &rt->parked);
 	s->runtime = rt;
 	s->advertise = rt->advertise;
@@ -323,8 +357,8 @@ runtime_parked_event(struct conn *c)
 	char		 buf[64], name[96];
 	ssize_t		 n;
 
-	if (rt->resuming) {
-		resume_event(rt);
+	if (errand_busy(rt)) {
+		errand_event(rt);
 		return;
 	}
 	n = c->transport->read(c, buf, sizeof(buf));
@@ -355,6 +389,267 @@ runtime_drop_all(struct route *r)
 	for (rt = TAILQ_FIRST(&r->runtimes); rt != NULL; rt = next) {
 		next = TAILQ_NEXT(rt, entry);
 		conn_close(&rt->parked);
+		rt->gone = 1;
+		if (rt->active == 0)
+			runtime_free(rt);
+	}
+}
+
+/*
+ * The router's ProcessInfo came back, or did not (errand.c).  A runtime
+ * older than .NET 6 knows only ProcessInfo: it is asked that next.  What
+ * it says of itself must agree with its advertise: the cookie is what
+ * the record is known by, and the pid is what the judge saw; a runtime
+ * that says otherwise is served as before but not mirrored.
+ */
+void
+runtime_info_answer(struct runtime *rt, enum errand_kind kind,
+    enum errand_result result, const uint8_t *reply, size_t len)
+{
+	struct process_info	*pi;
+	uint32_t		 hresult;
+	char			 name[96];
+	int			 rv;
+
+	runtime_name(rt, name, sizeof(name));
+	if (result != ERRAND_ANSWERED) {
+		if (++rt->info_tries < 3) {
+			log_info("%s did not answer the router's ProcessInfo "
+			    "(%s); asking again on its next connection", name,
+			    result == ERRAND_TIMEOUT ? "no answer in time" :
+			    result == ERRAND_CLOSED ? "it closed" :
+			    "out of memory");
+			errand_want(rt, kind);
+		} else
+			log_warning("%s did not answer the router's "
+			    "ProcessInfo %d times; not mirrored", name,
+			    rt->info_tries);
+		return;
+	}
+	if ((pi = calloc(1, sizeof(*pi))) == NULL) {
+		log_error("%s: out of memory; not mirrored", name);
+		return;
+	}
+	rv = ipc_process_info_parse(reply, len, kind == ERRAND_INFO, pi,
+	    &hresult);
+	if (rv == 1 && kind == ERRAND_INFO &&
+	    hresult == HRESULT_UNKNOWN_COMMAND) {
+		free(pi);
+		errand_want(rt, ERRAND_INFO1);
+		return;
+	}
+	if (rv != 0) {
+		if (rv == 1)
+			log_warning("%s refused the router's ProcessInfo "
+			    "(0x%08" PRIx32 "); not mirrored", name, hresult);
+		else
+			log_warning("%s: protocol error: a malformed "
+			    "ProcessInfo answer; not mirrored", name);
+		free(pi);
+		return;
+	}
+	if (memcmp(pi->cookie, rt->advertise.cookie, IPC_COOKIE_LEN) != 0 ||
+	    pi->pid != rt->advertise.pid) {
+		log_warning("%s: its ProcessInfo says pid %" PRIu64 "%s, not "
+		    "what it advertised; not mirrored", name, pi->pid,
+		    memcmp(pi->cookie, rt->advertise.cookie,
+		    IPC_COOKIE_LEN) != 0 ? " and another cookie" : "");
+		free(pi);
+		return;
+	}
+	free(rt->info);
+	rt->info = pi;
+	ipc_process_info_name(pi, rt->app, sizeof(rt->app));
+	mirror_runtime_known(rt);
+}
+
+/*
+ * Answer ListRuntimes: a frame for each runtime of the route whose
+ * ProcessInfo is known, then the end.  One not known yet is asked, to be
+ * listed next time.  Return how many were listed, or -1 if out of
+ * memory.
+ */
+int
+runtime_list(struct route *r, int tool_side, struct evbuffer *out)
+{
+	static uint8_t		 frame[IPC_MESSAGE_MAX];
+	static struct ext_runtime er;
+	struct runtime		*rt;
+	uint8_t			 end[EXT_END_LEN];
+	size_t			 n;
+	int			 count = 0;
+
+	TAILQ_FOREACH(rt, &r->runtimes, entry) {
+		if (rt->side == tool_side || rt->gone)
+			continue;
+		if (rt->info == NULL) {
+			if (!rt->linked && rt->info_tries < 3 &&
+			    !errand_due(rt, ERRAND_INFO) &&
+			    !errand_due(rt, ERRAND_INFO1) &&
+			    rt->errand != ERRAND_INFO &&
+			    rt->errand != ERRAND_INFO1)
+				errand_want(rt, ERRAND_INFO);
+			continue;
+		}
+		memset(&er, 0, sizeof(er));
+		memcpy(er.cookie, rt->advertise.cookie, IPC_COOKIE_LEN);
+		er.pid = rt->advertise.pid;
+		er.found = rt->linked ? EXT_FOUND_LINK : EXT_FOUND_ADVERTISE;
+		er.hops = rt->hops;
+		snprintf(er.app, sizeof(er.app), "%s", rt->app);
+		snprintf(er.cmdline, sizeof(er.cmdline), "%s",
+		    rt->info->cmdline);
+		snprintf(er.os, sizeof(er.os), "%s", rt->info->os);
+		snprintf(er.arch, sizeof(er.arch), "%s", rt->info->arch);
+		snprintf(er.version, sizeof(er.version), "%s",
+		    rt->info->version);
+		snprintf(er.where, sizeof(er.where), "%s", rt->linked ?
+		    rt->where : r->endpoint[rt->side].name);
+		if ((n = ext_entry_build(frame, sizeof(frame), &er)) == 0 ||
+		    evbuffer_add(out, frame, n) == -1)
+			return (-1);
+		count++;
+	}
+	ext_end_build(end, (uint32_t)count);
+	if (evbuffer_add(out, end, sizeof(end)) == -1)
+		return (-1);
+	return (count);
+}
+
+/*
+ * A tool of the mirror came for a runtime of the linked router: count it
+ * on that runtime.  Return 1, or -1 with the reason and the error frame's
+ * HRESULT if the runtime is gone or serves as many tools as it may.
+ */
+int
+runtime_take_linked(struct session *s, const char **why, uint32_t *hresult)
+{
+	struct runtime	*rt;
+
+	if (runtime_gone(s->route, s->bound_cookie)) {
+		*why = "the runtime this name stood for is gone";
+		*hresult = HRESULT_CONN_REFUSED;
+		return (-1);
+	}
+	rt = runtime_find(s->route, s->bound_cookie);
+	*hresult = HRESULT_BUSY;
+	if (limit_runtime_admit(rt->active, why) == -1)
+		return (-1);
+	s->runtime = rt;
+	s->advertise = rt->advertise;
+	s->have_advertise = 1;
+	rt->active++;
+	rt->last_used = now_ms();
+	return (1);
+}
+
+/* How many runtimes of linked routers the router knows, in all. */
+static int
+count_linked(void)
+{
+	struct route	*r;
+	struct runtime	*rt;
+	int		 n = 0;
+
+	TAILQ_FOREACH(r, &routes, entry) {
+		TAILQ_FOREACH(rt, &r->runtimes, entry)
+			n += rt->linked;
+	}
+	return (n);
+}
+
+/*
+ * The linked router on side listed a runtime (link.c), in the listing
+ * numbered generation.  A new one gets a record, and the mirror shows
+ * it; at most --max-runtimes are kept in all, and a runtime listed
+ * through LINK_HOPS_MAX routers or more is taken for a loop of links.
+ */
+void
+runtime_link_seen(struct route *r, int side, const struct ext_runtime *er,
+    uint64_t generation)
+{
+	static struct log_throttle	 throttle;
+	struct runtime			*rt;
+	char				 name[96];
+
+	if ((rt = runtime_find(r, er->cookie)) != NULL) {
+		if (rt->linked)
+			rt->seen = generation;
+		return;
+	}
+	if (er->hops + 1 >= LINK_HOPS_MAX) {
+		if (log_throttle_pass(&throttle, "listed runtimes passed over"))
+			log_warning("%s: runtime pid %" PRIu64 " is listed "
+			    "through %d routers: a loop of links? passed over",
+			    r->endpoint[side].name, er->pid, er->hops + 1);
+		return;
+	}
+	if (count_linked() >= settings.max_runtimes) {
+		metrics.limits[ML_RUNTIMES]++;
+		if (log_throttle_pass(&throttle, "listed runtimes passed over"))
+			log_warning("%s: runtime pid %" PRIu64 " passed over: "
+			    "%d runtimes of linked routers are known "
+			    "(--max-runtimes)", r->endpoint[side].name,
+			    er->pid, settings.max_runtimes);
+		return;
+	}
+	if ((rt = calloc(1, sizeof(*rt))) == NULL ||
+	    (rt->info = calloc(1, sizeof(*rt->info))) == NULL ||
+	    (rt->where = strdup(er->where)) == NULL ||
+	    conn_init(&rt->parked, NULL, side, &r->endpoint[side]) == -1) {
+		if (rt != NULL) {
+			free(rt->info);
+			free(rt->where);
+		}
+		free(rt);
+		log_error("%s: out of memory; a listed runtime is passed over",
+		    r->endpoint[side].name);
+		return;
+	}
+	rt->route = r;
+	rt->side = side;
+	rt->linked = 1;
+	rt->hops = (uint8_t)(er->hops + 1);
+	rt->seen = generation;
+	rt->last_used = now_ms();
+	memcpy(rt->advertise.cookie, er->cookie, IPC_COOKIE_LEN);
+	rt->advertise.pid = er->pid;
+	rt->parked.parked_in = rt;
+	rt->info->pid = er->pid;
+	memcpy(rt->info->cookie, er->cookie, IPC_COOKIE_LEN);
+	snprintf(rt->info->cmdline, sizeof(rt->info->cmdline), "%s",
+	    er->cmdline);
+	snprintf(rt->info->os, sizeof(rt->info->os), "%s", er->os);
+	snprintf(rt->info->arch, sizeof(rt->info->arch), "%s", er->arch);
+	snprintf(rt->info->assembly, sizeof(rt->info->assembly), "%s", er->app);
+	snprintf(rt->info->version, sizeof(rt->info->version), "%s",
+	    er->version);
+	/* A name from the network, made safe for a process and a file. */
+	ipc_process_info_name(rt->info, rt->app, sizeof(rt->app));
+	TAILQ_INSERT_TAIL(&r->runtimes, rt, entry);
+	runtime_name(rt, name, sizeof(name));
+	log_info("%s (%s) is listed by %s, where it is on %s", name, rt->app,
+	    r->endpoint[side].name, rt->where);
+	mirror_runtime_known(rt);
+}
+
+/*
+ * The listing numbered generation is over: the linked runtimes it did
+ * not name are gone.  One a tool is using goes when the tool is done.
+ */
+void
+runtime_link_sweep(struct route *r, uint64_t generation)
+{
+	struct runtime	*rt, *next;
+	char		 name[96];
+
+	for (rt = TAILQ_FIRST(&r->runtimes); rt != NULL; rt = next) {
+		next = TAILQ_NEXT(rt, entry);
+		if (!rt->linked || rt->seen == generation || rt->gone)
+			continue;
+		runtime_name(rt, name, sizeof(name));
+		log_info("%s (%s) is no longer listed by %s", name, rt->app,
+		    r->endpoint[rt->side].name);
 		rt->gone = 1;
 		if (rt->active == 0)
 			runtime_free(rt);

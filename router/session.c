@@ -37,6 +37,7 @@
 #include <event2/event.h>
 
 #include "router/engine.h"
+#include "router/ext.h"
 #include "router/ipc.h"
 #include "router/log.h"
 #include "router/metrics.h"
@@ -75,6 +76,10 @@ static void	 session_timeout(evutil_socket_t, short, void *);
 static int	 dial(struct session *, enum session_state, int);
 static int	 dial_attempt(struct session *, struct conn *);
 static int	 take_runtime(struct session *);
+static int	 classify(struct session *, struct conn *);
+static int	 router_command(struct session *, struct conn *,
+		    const uint8_t *, size_t);
+static int	 linked_command(struct session *);
 static void	 keep_reason(struct session *, const char *, ...)
 		    __attribute__((__format__(__printf__, 2, 3)));
 
@@ -155,10 +160,13 @@ session_new(struct route *r)
 	return (s);
 }
 
-/* A listener accepted fd on one side of a route: classify what it sends. */
+/*
+ * A listener accepted fd on one side of a route: classify what it sends.
+ * A mirror's listener binds the session to its runtime's cookie.
+ */
 void
 session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
-    socklen_t salen)
+    socklen_t salen, const uint8_t *cookie)
 {
 	struct session	*s;
 	struct conn	*c;
@@ -171,6 +179,10 @@ session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
 		return;
 	}
 	c = &s->conn[side];
+	if (cookie != NULL) {
+		s->bound = 1;
+		memcpy(s->bound_cookie, cookie, IPC_COOKIE_LEN);
+	}
 	if ((sa->sa_family == AF_INET || sa->sa_family == AF_INET6) &&
 	    salen <= sizeof(c->addr))
 		memcpy(&c->addr, sa, salen);
@@ -296,6 +308,8 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 		s->quiet = 1;
 		return (deny(s, v.hresult, v.reason));
 	}
+	if (g->header.set == IPC_SET_DSROUTE)
+		return (router_command(s, tool, data, g->need));
 
 	evtimer_del(&s->timer);
 	tool->reading = 1;
@@ -305,6 +319,8 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	if (conn_is_open(runtime_conn(s)))
 		return (pump_start(s));
 	if (s->route->endpoint[runtime_conn(s)->side].role == ROLE_CONNECT) {
+		if (s->bound)
+			return (linked_command(s));
 		/* A connect endpoint reaches one runtime: count its tools. */
 		if (limit_runtime_admit(s->route->dialled, &why) == -1)
 			return (deny(s, HRESULT_BUSY, why));
@@ -330,6 +346,71 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 }
 
 /*
+ * dsroute's own commands, from another router (docs/extension.md), judged
+ * like any command and never sent on.  ListRuntimes is answered here.
+ * SelectRuntime binds the session to a runtime and has no answer: the
+ * tool's command that follows it is read, judged and sent on as usual.
+ */
+static int
+router_command(struct session *s, struct conn *tool, const uint8_t *msg,
+    size_t len)
+{
+	struct conn		*rt = runtime_conn(s);
+	struct ext_request	 rq;
+	int			 n;
+
+	if (ext_request_parse(msg, len, &rq) == -1)
+		return (deny(s, HRESULT_BAD_ENCODING, "protocol error: a "
+		    "malformed dsroute command"));
+	if (rq.id == EXT_ID_SELECT) {
+		if (s->bound)
+			return (deny(s, HRESULT_BAD_ENCODING, "protocol error: "
+			    "a second SelectRuntime"));
+		s->bound = 1;
+		memcpy(s->bound_cookie, rq.cookie, IPC_COOKIE_LEN);
+		evbuffer_drain(rt->out, len);
+		s->judged = 0;
+		return (classify(s, tool));
+	}
+	evbuffer_drain(rt->out, evbuffer_get_length(rt->out));
+	if ((n = runtime_list(s->route, s->tool_side, tool->out)) == -1) {
+		session_close(s, "out of memory");
+		return (-1);
+	}
+	/* A mirror asks every --link-poll: its end line is for debug. */
+	keep_reason(s, "listed %d runtimes", n);
+	s->deny_reason = s->end_reason;
+	s->quiet = 1;
+	session_set_state(s, S_DENY);
+	tool->writing = 1;
+	tool->reading = 1;
+	arm_timer(s, settings.handshake_timeout_ms);
+	return (pump_write(tool));
+}
+
+/*
+ * A tool's command for a runtime of a linked router (a mirror's): dial
+ * that router, and put SelectRuntime in front of the command.
+ */
+static int
+linked_command(struct session *s)
+{
+	struct conn	*rt = runtime_conn(s);
+	const char	*why;
+	uint32_t	 hresult;
+	uint8_t		 select[EXT_SELECT_LEN];
+
+	if (runtime_take_linked(s, &why, &hresult) == -1)
+		return (deny(s, hresult, why));
+	ext_select_request(select, s->bound_cookie);
+	if (evbuffer_prepend(rt->out, select, sizeof(select)) == -1) {
+		session_close(s, "out of memory");
+		return (-1);
+	}
+	return (dial(s, S_DIAL, rt->side));
+}
+
+/*
  * Give a tool's session a parked runtime connection, make it wait, or
  * refuse it when that runtime serves as many tools as it may.
  */
@@ -337,12 +418,13 @@ static int
 take_runtime(struct session *s)
 {
 	const char	*why;
+	uint32_t	 hresult;
 
-	switch (runtime_take(s, &why)) {
+	switch (runtime_take(s, &why, &hresult)) {
 	case 1:
 		return (pump_start(s));
 	case -1:
-		return (deny(s, HRESULT_BUSY, why));
+		return (deny(s, hresult, why));
 	}
 	session_set_state(s, S_WAIT_RUNTIME);
 	s->waiting = 1;
@@ -503,6 +585,12 @@ classify(struct session *s, struct conn *c)
 	case GREETING_INVALID:
 		return (invalid(s, c, &g));
 	case GREETING_ADVERTISE:
+		if (s->bound) {
+			/* A mirror's name, or after SelectRuntime: a tool's. */
+			g.error = "an advertise where a tool's command belongs";
+			g.hresult = 0;
+			return (invalid(s, c, &g));
+		}
 		return (runtime_advertise(s, c, &g));
 	case GREETING_COMMAND:
 		s->tool_side = c->side;
@@ -1039,20 +1127,22 @@ session_offer(struct route *r)
 void
 session_runtime_available(struct route *r)
 {
-	struct session	*s;
-
+	struct session	*s, *next;
 	const char	*why;
+	uint32_t	 hresult;
 	int		 taken;
 
-	while ((s = TAILQ_FIRST(&r->waiting)) != NULL) {
-		if ((taken = runtime_take(s, &why)) == 0)
-			break;
+	/* A tool bound to another runtime (the mirror's) goes on waiting. */
+	for (s = TAILQ_FIRST(&r->waiting); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, wait_entry);
+		if ((taken = runtime_take(s, &why, &hresult)) == 0)
+			continue;
 		TAILQ_REMOVE(&r->waiting, s, wait_entry);
 		s->waiting = 0;
 		if (taken == 1)
 			(void)pump_start(s);
 		else
-			(void)deny(s, HRESULT_BUSY, why);
+			(void)deny(s, hresult, why);
 	}
 }
 

@@ -52,6 +52,8 @@ const struct setting settings_table[] = {
 	    "close a forwarding session quiet that long" },
 	{ "resume-after", 0, ST_DURATION_OFF, S(resume_after_ms), "0", 1,
 	    "T", "resume a suspended runtime no tool resumed" },
+	{ "link-poll", 0, ST_DURATION, S(link_poll_ms), "2", 1, "T",
+	    "a mirror asks a linked router for its runtimes" },
 	{ "buffer-size", 0, ST_BUFFER, S(high_water), "256k", 1, "N",
 	    "high water mark per direction" },
 	{ "runtime", 0, ST_SIDE, S(runtime_side), "local", 0,

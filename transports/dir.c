@@ -16,8 +16,9 @@
  * that is not a socket, and a socket of another user while we are not
  * root, are passed over with a line.
  *
- * Only the connect role: dir:PATH,listen, a mirror of many runtimes for
- * the tools of a workstation, is refused until it exists.
+ * dir:PATH,listen is the mirror of many runtimes for the tools of a
+ * workstation (router/mirror.c): it listens with listen_name, at one
+ * set of names per runtime.
  */
 
 #include "config.h"
@@ -55,13 +56,15 @@ struct dir_endpoint {
 #define DIRECTORY(ep)	((struct dir_endpoint *)(ep)->t)
 
 static int	 dir_parse(struct endpoint *, const char *, char *, size_t);
-static int	 dir_check(const struct endpoint *, char *, size_t);
 static void	 dir_clear(struct endpoint *);
 static void	 dir_set_name(struct endpoint *);
 static void	 dir_auto_role(struct endpoint *);
 static void	 dir_howto(const struct endpoint *);
 static int	 dir_runtime_port(const struct endpoint *);
+static int	 dir_prepare(struct endpoint *, char *, size_t);
 static int	 dir_listen(struct endpoint *, char *, size_t);
+static int	 dir_listen_name(struct endpoint *, const char *, char *,
+		    size_t, struct sockfile *, char *, size_t);
 static int	 dir_dial(struct endpoint *, int *);
 static int	 dir_setup(struct conn *, int);
 
@@ -74,14 +77,16 @@ const struct transport transport_dir = {
 	.local = 1,
 	.plain = 1,
 	.parse = dir_parse,
-	.check = dir_check,
 	.clear = dir_clear,
 	.set_name = dir_set_name,
 	.auto_role = dir_auto_role,
 	.howto = dir_howto,
 	.runtime_port = dir_runtime_port,
+	.prepare = dir_prepare,
 	.listen = dir_listen,
 	.dial = dir_dial,
+	.listen_name = dir_listen_name,
+	.unlisten_name = sockfile_remove,
 	.setup = dir_setup,
 	.handshake = socket_handshake,
 	.read = socket_read,
@@ -120,17 +125,6 @@ dir_parse(struct endpoint *ep, const char *addr, char *err, size_t len)
 	return (0);
 }
 
-static int
-dir_check(const struct endpoint *ep, char *err, size_t len)
-{
-	if (ep->role != ROLE_LISTEN)
-		return (0);
-	snprintf(err, len, "dir:...,listen (a mirror of many runtimes for a "
-	    "workstation's tools) is not built yet; dir: finds runtimes "
-	    "with ,connect");
-	return (-1);
-}
-
 static void
 dir_clear(struct endpoint *ep)
 {
@@ -154,6 +148,13 @@ dir_auto_role(struct endpoint *ep)
 static void
 dir_howto(const struct endpoint *ep)
 {
+	if (ep->role == ROLE_LISTEN) {
+		log_info("  each runtime of the other endpoint appears in %s "
+		    "as a local process: with TMPDIR=%s, dotnet-trace ps "
+		    "lists it and collect -p PID or -n NAME reach it",
+		    DIRECTORY(ep)->path, DIRECTORY(ep)->path);
+		return;
+	}
 	log_info("  a runtime whose $TMPDIR is %s is found there by its "
 	    "default socket; the one serving keeps the tools while it "
 	    "lives, then the newest serves", DIRECTORY(ep)->path);
@@ -167,10 +168,47 @@ dir_runtime_port(const struct endpoint *ep)
 	return (1);
 }
 
+/*
+ * A mirror makes its files as runtimes come: refuse a directory where
+ * that could not be done safely at start-up, not later, once for each.
+ */
+static int
+dir_prepare(struct endpoint *ep, char *err, size_t len)
+{
+	if (ep->role != ROLE_LISTEN)
+		return (0);
+	return (sockfile_dir_check(DIRECTORY(ep)->path, err, len));
+}
+
+/* The mirror listens with listen_name, at one name per runtime. */
 static int
 dir_listen(struct endpoint *ep, char *err, size_t len)
 {
-	return (dir_check(ep, err, len));
+	(void)ep;
+	snprintf(err, len, "a mirror listens at one name per runtime");
+	return (-1);
+}
+
+/*
+ * One of a mirrored runtime's names in the directory: a socket file made
+ * as uds: makes one, 0600: the tools run as the router's user.
+ */
+static int
+dir_listen_name(struct endpoint *ep, const char *name, char *path,
+    size_t pathlen, struct sockfile *sf, char *err, size_t len)
+{
+	struct dir_endpoint	*d = DIRECTORY(ep);
+
+	if ((size_t)snprintf(path, pathlen, "%s/%s", d->path, name) >=
+	    pathlen) {
+		snprintf(err, len, "%s/%s: the path is too long for a Unix "
+		    "socket", d->path, name);
+		return (-1);
+	}
+	memset(sf, 0, sizeof(*sf));
+	sf->path = path;
+	sf->mode = 0600;
+	return (sockfile_listen(sf, err, len));
 }
 
 /*
@@ -271,6 +309,9 @@ dir_setup(struct conn *c, int accepted)
 	char			 name[SUN_PATH_LEN];
 	char			 path[SUN_PATH_LEN + NAME_MAX_LEN];
 
+	/* A tool of the mirror: its credentials, as on uds:. */
+	if (accepted)
+		return (uds_conn_setup(c, accepted, NULL));
 	if (uds_peer_bound_name(c, name, sizeof(name)) == -1)
 		return (-1);
 	if (!ipc_default_socket_parse(name, 0, &dn)) {

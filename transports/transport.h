@@ -23,6 +23,7 @@ struct endpoint;
 struct endpoint_ids;
 struct endpoint_option;
 struct evbuffer;
+struct sockfile;
 
 /* Results of stream operations besides a byte count. */
 #define IO_EOF		0	/* orderly end of stream */
@@ -97,6 +98,16 @@ struct transport {
 	int	 (*listen)(struct endpoint *, char *, size_t);
 	void	 (*unlisten)(struct endpoint *);
 	int	 (*dial)(struct endpoint *, int *);
+
+	/*
+	 * A mirror (router/mirror.c): a transport that has these listens
+	 * not once but at one name per runtime.  listen_name listens at
+	 * name, writing its full path into path and what it made into the
+	 * sockfile, which unlisten_name removes.
+	 */
+	int	 (*listen_name)(struct endpoint *, const char *, char *, size_t,
+		    struct sockfile *, char *, size_t);
+	void	 (*unlisten_name)(struct sockfile *);
 
 	/*
 	 * Streams.  setup runs once the socket is connected (accepted or

@@ -57,13 +57,17 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 #define CMD(set, id)	((set) << 8 | (id))
 
-/* The commands of the protocol (protocol.md section 3), not acl.c's. */
+/*
+ * The commands of the protocol (protocol.md section 3), and the routers'
+ * own (docs/extension.md), not acl.c's.
+ */
 static const uint16_t known[] = {
 	0x0101, 0x0102, 0x0103,
 	0x0201, 0x0202, 0x0203, 0x0204, 0x0205, 0x0206, 0x0207,
 	0x0301, 0x0302,
 	0x0400, 0x0401, 0x0402, 0x0403, 0x0404, 0x0405, 0x0406, 0x0407,
 	0x0408,
+	0xd501, 0xd502,
 };
 static const uint16_t no_payload[] = {
 	0x0400, 0x0401, 0x0402, 0x0404, 0x0406, 0x0408,
@@ -72,6 +76,7 @@ static const uint16_t no_payload[] = {
 static const uint16_t operate_set[] = {
 	0x0400, 0x0404, 0x0408, 0x0401,
 	0x0201, 0x0202, 0x0203, 0x0204, 0x0205, 0x0206, 0x0207,
+	0xd501, 0xd502,
 };
 
 struct reader {

@@ -132,6 +132,8 @@ static int		 have_listen;
 static int		 have_connect;
 static int		 opt_suspend;
 static uint64_t		 opt_pid;
+static uint64_t		 opt_info_pid;	/* ProcessInfo's, if it lies */
+static const char	*opt_name = "fakert";
 static uint8_t		 cookie[16];
 static uint64_t		 opt_stream_bytes;
 static size_t		 opt_stream_chunk = 65536;
@@ -513,13 +515,13 @@ cmd_processinfo(struct request *rq)
 	memset(&b, 0, sizeof(b));
 	if (rq->id == 0x08)
 		buf_u32(&b, 1);
-	buf_u64(&b, opt_pid);
+	buf_u64(&b, opt_info_pid != 0 ? opt_info_pid : opt_pid);
 	buf_add(&b, cookie, sizeof(cookie));
 	buf_string(&b, cmdline);
 	buf_string(&b, "Linux");
 	buf_string(&b, "x64");
 	if (rq->id == 0x04 || rq->id == 0x08) {
-		buf_string(&b, "fakert");
+		buf_string(&b, opt_name);
 		buf_string(&b, "0.0.0-fake");
 	}
 	if (rq->id == 0x08)
@@ -1136,7 +1138,8 @@ usage(void)
 	    "[--pid N]\n"
 	    "              [--cookie HEX32] [--stream-bytes N] "
 	    "[--stream-chunk N]\n"
-	    "              [--events FILE] [--exit-after N]\n"
+	    "              [--events FILE] [--exit-after N] [--name NAME] "
+	    "[--info-pid N]\n"
 	    "ADDR is a socket path or tcp:HOST:PORT (IPv4 or [IPv6])\n");
 	exit(1);
 }
@@ -1154,6 +1157,8 @@ main(int argc, char *argv[])
 		{ "stream-chunk", required_argument, NULL, 'C' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "exit-after", required_argument, NULL, 'x' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "info-pid", required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sigaction	 sa;
@@ -1202,6 +1207,13 @@ main(int argc, char *argv[])
 		case 'x':
 			opt_exit_after = parse_number("--exit-after", optarg,
 			    1, UINT64_MAX);
+			break;
+		case 'n':
+			opt_name = optarg;
+			break;
+		case 'i':
+			opt_info_pid = parse_number("--info-pid", optarg, 1,
+			    UINT64_MAX);
 			break;
 		default:
 			usage();

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * The workstation mirror, dir:PATH,listen: every runtime that dials the
+ * route's other endpoint appears in PATH as a local process, so that the
+ * tools' own discovery (dotnet-trace ps, collect -p PID, -n NAME) finds
+ * it.  The tools need a local process whose pid names the socket, so
+ * each runtime gets a stand-in (standin.c), a child process named after
+ * the app, and three listening sockets in PATH bound to that runtime:
+ *
+ *	dotnet-diagnostic-SPID-KEY-socket		ps, -p, -n, counters
+ *	dotnet-diagnostic-dsrouter-SPID-KEY-socket	gcdump (see below)
+ *	dsroute-NAME-PID-COOKIE-socket			--diagnostic-port
+ *
+ * SPID is the stand-in's pid and KEY its start time, as a runtime names
+ * its own socket.  The client library takes the router's name when it is
+ * not older than the plain one, and then accepts events from any pid:
+ * without it dotnet-gcdump keeps only events whose pid is SPID, which the
+ * runtime's are not.  So the router's name is made second.  The third
+ * name is for tools without -p and for scripts: it names the app, its
+ * own pid and the first 8 hex digits of its cookie, all of which the
+ * runtime reports, none of which depend on the stand-in.
+ *
+ * A runtime appears once it answered the router's ProcessInfo2 (its name
+ * and command line) and disappears with its record (runtime.c): when its
+ * parked connection dies, or it stays away past the backend wait.
+ */
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "platform/platform.h"
+#include "router/engine.h"
+#include "router/log.h"
+#include "router/standin.h"
+#include "router/util.h"
+#include "transports/transport.h"
+
+#define MIRROR_NAMES	3
+
+struct mirror_listener {
+	struct mirror_entry	*entry;
+	struct evconnlistener	*evl;
+	struct sockfile		 file;
+	char			 name[128];
+	char			 path[108];	/* sun_path */
+};
+
+/* One runtime as the mirror shows it. */
+struct mirror_entry {
+	struct mirror		*mirror;
+	struct runtime		*runtime;
+	uint8_t			 cookie[IPC_COOKIE_LEN];
+	struct standin		 standin;
+	struct mirror_listener	 names[MIRROR_NAMES];
+	TAILQ_ENTRY(mirror_entry) entry;
+};
+
+struct mirror {
+	struct route		*route;
+	int			 side;		/* the mirror's endpoint */
+	TAILQ_HEAD(, mirror_entry) entries;
+	int			 count;
+};
+
+static void	 mirror_accept(struct evconnlistener *, evutil_socket_t,
+		    struct sockaddr *, int, void *);
+
+/*
+ * Start a route's mirror on its endpoint side.  The other endpoint is
+ * where runtimes dial in, or another dsroute (peer=router) whose runtimes
+ * the link lists.
+ */
+int
+mirror_start(struct route *r, int side, char *err, size_t len)
+{
+	struct endpoint	*other = &r->endpoint[OTHER_SIDE(side)];
+	struct mirror	*m;
+
+	if (other->role != ROLE_LISTEN && other->peer != PEER_ROUTER) {
+		snprintf(err, len, "%s: a mirror shows the runtimes that dial "
+		    "the router, or another router's: the other endpoint "
+		    "must listen (,listen) or reach a dsroute (,peer=router), "
+		    "not %s", r->endpoint[side].name, other->name);
+		return (-1);
+	}
+	/* The stand-ins' program, opened before privileges are dropped. */
+	if (standin_init(err, len) == -1)
+		return (-1);
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		snprintf(err, len, "out of memory");
+		return (-1);
+	}
+	m->route = r;
+	m->side = side;
+	TAILQ_INIT(&m->entries);
+	r->mirror = m;
+	if (other->role == ROLE_CONNECT)
+		return (link_start(r, OTHER_SIDE(side), err, len));
+	return (0);
+}
+
+static void
+listener_close(struct mirror_entry *e, struct mirror_listener *l)
+{
+	const struct endpoint	*ep = &e->mirror->route->endpoint[
+				    e->mirror->side];
+
+	if (l->evl == NULL)
+		return;
+	evconnlistener_free(l->evl);
+	l->evl = NULL;
+	ep->transport->unlisten_name(&l->file);
+}
+
+static void
+entry_free(struct mirror_entry *e)
+{
+	struct mirror	*m = e->mirror;
+	int		 i;
+
+	/* The tools' names go first, so none finds a stand-in alone. */
+	for (i = MIRROR_NAMES - 1; i >= 0; i--)
+		listener_close(e, &e->names[i]);
+	standin_stop(&e->standin);
+	if (e->runtime != NULL)
+		e->runtime->mirrored = NULL;
+	TAILQ_REMOVE(&m->entries, e, entry);
+	m->count--;
+	free(e);
+}
+
+static int
+listener_open(struct mirror_entry *e, struct mirror_listener *l,
+    char *err, size_t len)
+{
+	struct endpoint	*ep = &e->mirror->route->endpoint[e->mirror->side];
+	int		 fd;
+
+	l->entry = e;
+	if ((fd = ep->transport->listen_name(ep, l->name, l->path,
+	    sizeof(l->path), &l->file, err, len)) == -1)
+		return (-1);
+	l->evl = evconnlistener_new(base, mirror_accept, l,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+	if (l->evl == NULL) {
+		snprintf(err, len, "cannot watch the listener");
+		close(fd);
+		ep->transport->unlisten_name(&l->file);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * A runtime of the route answered the router's ProcessInfo: show it.  A
+ * failure is one line, and the runtime is still served the usual way.
+ */
+void
+mirror_runtime_known(struct runtime *rt)
+{
+	struct mirror		*m = rt->route->mirror;
+	struct mirror_entry	*e;
+	char			 what[256], cookie[33], err[256], name[96];
+	unsigned long long	 key;
+	pid_t			 spid;
+	int			 i;
+
+	if (m == NULL || rt->mirrored != NULL || draining)
+		return;
+	runtime_name(rt, name, sizeof(name));
+	if ((e = calloc(1, sizeof(*e))) == NULL) {
+		log_error("%s: out of memory; not mirrored", name);
+		return;
+	}
+	e->mirror = m;
+	e->runtime = rt;
+	memcpy(e->cookie, rt->advertise.cookie, IPC_COOKIE_LEN);
+	e->standin.pid = -1;
+	e->standin.fd = -1;
+	TAILQ_INSERT_TAIL(&m->entries, e, entry);
+	m->count++;
+	rt->mirrored = e;
+
+	/* Its command line says what it stands for, then the app's. */
+	snprintf(what, sizeof(what), "[dsroute stand-in for pid %" PRIu64
+	    " on %s]", rt->advertise.pid, rt->route->endpoint[rt->side].name);
+	if (standin_start(&e->standin, rt->app, what, rt->info->cmdline, err,
+	    sizeof(err)) == -1)
+		goto fail;
+	spid = e->standin.pid;
+	if ((key = standin_start_time(&e->standin)) == 0) {
+		snprintf(err, sizeof(err), "cannot read the stand-in's start "
+		    "time");
+		goto fail;
+	}
+	ipc_cookie_hex(rt->advertise.cookie, cookie);
+	snprintf(e->names[0].name, sizeof(e->names[0].name),
+	    "dotnet-diagnostic-%ld-%llu-socket", (long)spid, key);
+	snprintf(e->names[1].name, sizeof(e->names[1].name),
+	    "dotnet-diagnostic-dsrouter-%ld-%llu-socket", (long)spid, key);
+	snprintf(e->names[2].name, sizeof(e->names[2].name),
+	    "dsroute-%s-%" PRIu64 "-%.8s-socket", rt->app, rt->advertise.pid,
+	    cookie);
+	for (i = 0; i < MIRROR_NAMES; i++) {
+		if (listener_open(e, &e->names[i], err, sizeof(err)) == -1)
+			goto fail;
+	}
+	log_info("%s (%s) is mirrored as pid %ld on %s; --diagnostic-port "
+	    "%s,connect", name, rt->app, (long)spid,
+	    m->route->endpoint[m->side].name, e->names[2].path);
+	return;
+
+fail:
+	log_warning("%s: not mirrored: %s", name, err);
+	entry_free(e);
+}
+
+/* The runtime's record goes away: so does its stand-in. */
+void
+mirror_runtime_gone(struct runtime *rt)
+{
+	struct mirror_entry	*e = rt->mirrored;
+
+	if (e == NULL)
+		return;
+	log_debug("mirror: the stand-in pid %ld goes with its runtime",
+	    (long)e->standin.pid);
+	e->runtime = NULL;
+	entry_free(e);
+}
+
+/* A tool connected to a runtime's name: a session bound to it. */
+static void
+mirror_accept(struct evconnlistener *evl, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct mirror_listener	*l = arg;
+	struct mirror_entry	*e = l->entry;
+
+	(void)evl;
+	if (draining) {
+		close(fd);
+		return;
+	}
+	session_accepted(e->mirror->route, e->mirror->side, fd, sa, salen,
+	    e->cookie);
+}
+
+/* How many runtimes the mirror shows. */
+int
+mirror_count(const struct route *r)
+{
+	return (r->mirror != NULL ? r->mirror->count : 0);
+}
+
+/* Stop, remove every name and stand-in. */
+void
+mirror_stop(struct route *r)
+{
+	struct mirror	*m = r->mirror;
+
+	if (m == NULL)
+		return;
+	link_stop(r);
+	while (!TAILQ_EMPTY(&m->entries))
+		entry_free(TAILQ_FIRST(&m->entries));
+	free(m);
+	r->mirror = NULL;
+}

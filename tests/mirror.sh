@@ -1,0 +1,156 @@
+#!/bin/sh
+# SPDX-License-Identifier: ISC
+#
+# The mirror, dir:PATH,listen: each runtime that dials the router appears in
+# PATH as a local stand-in process with the names the tools look for, bound
+# to that runtime alone; it goes when the runtime goes.  What a runtime says
+# of itself must agree with its advertise; the directory is made safely.
+
+. "$top_srcdir/tests/lib/lib.sh"
+
+M=$T/mir
+mkdir -m 700 "$M"
+
+# standin_of RUNTIME_PID: the pid of the stand-in mirroring it, from the log.
+standin_of() {
+	sed -n "s/^info: runtime pid $1 (cookie [0-9a-f]*) ([^)]*) is mirrored as pid \([0-9]*\) .*/\1/p" \
+	    "$T/d.err" | tail -n 1
+}
+
+# names_of STANDIN: the mirror's socket files named after a stand-in.
+names_of() {
+	ls "$M" | grep -E "^dotnet-diagnostic-(dsrouter-)?$1-[0-9]+-socket$"
+}
+
+# stable_of RUNTIME_PID: the name that does not depend on the stand-in.
+stable_of() {
+	ls "$M" | grep -E "^dsroute-[A-Za-z0-9._+-]+-$1-[0-9a-f]{8}-socket$"
+}
+
+start_dsroute d -v debug "dir:$M,listen" "uds:$T/rt.sock,listen"
+start_fakert a --connect "$T/rt.sock" --name Orders.Api
+start_fakert b --connect "$T/rt.sock" --name Billing
+A=$(pid_of a)
+B=$(pid_of b)
+check "runtime a is mirrored" wait_for 10 eval '[ -n "$(standin_of $A)" ]'
+check "runtime b is mirrored" wait_for 10 eval '[ -n "$(standin_of $B)" ]'
+SA=$(standin_of "$A")
+SB=$(standin_of "$B")
+
+# The stand-ins, as the tools see them: a local process named after the app.
+is "a's stand-in is named after its app" "$(cat /proc/$SA/comm)" "Orders.Api"
+is "b's stand-in is named after its app" "$(cat /proc/$SB/comm)" "Billing"
+like "a's stand-in's command line says what it stands for" \
+    "$(tr '\0' ' ' </proc/$SA/cmdline)" \
+    "^Orders\.Api \[dsroute stand-in for pid $A on uds:$T/rt\.sock\] fakert "
+is "the stand-ins are the router's children" \
+    "$(awk '{ print $4 }' /proc/$SA/stat)" "$(pid_of d)"
+
+# Their names: the plain one, the router's one not older, and a stable one.
+is "a has two default-socket names, after its stand-in" \
+    "$(names_of "$SA" | wc -l)" 2
+is "... and one stable name" "$(stable_of "$A" | wc -l)" 1
+plain=$M/$(names_of "$SA" | grep -v dsrouter)
+router=$M/$(names_of "$SA" | grep dsrouter)
+stable=$M/$(stable_of "$A")
+check "the router's name is not older than the plain one" \
+    test ! "$router" -ot "$plain"
+is "the names are sockets of mode 0600" \
+    "$(stat -c '%F %a' "$plain" "$router" "$stable" | sort -u)" "socket 600"
+
+# Each name reaches its own runtime, and no other.
+check "a tool on a's plain name is served" tool --timeout 10 "$plain" processinfo2
+is "... by runtime a" "$(field pid "$T/tool.out")" "$A"
+check "a tool on a's router name is served" tool --timeout 10 "$router" processinfo
+is "... by runtime a" "$(field pid "$T/tool.out")" "$A"
+check "a tool on a's stable name is served" tool --timeout 10 "$stable" processinfo
+is "... by runtime a" "$(field pid "$T/tool.out")" "$A"
+plain_b=$M/$(names_of "$SB" | grep -v dsrouter)
+check "a tool on b's name is served" tool --timeout 10 "$plain_b" repeat 5 processinfo
+is "... by runtime b alone" "$(count_lines "$T/b.ev" '^command 0x04 0x00 ')" 5
+
+# A stream to one runtime while another tool uses the other.
+bg streamer "$FAKETOOL" --timeout 30 "$plain" collect --stop-after-bytes 4000000
+check "a tool uses b while a streams" tool --timeout 10 "$plain_b" processinfo
+is "... and b answered it" "$(field pid "$T/tool.out")" "$B"
+check "the stream from a ends whole" wait_exit streamer 30
+
+# An advertise on a mirror name is refused: tools only there.
+start_fakert c --connect "$plain"
+check "a runtime dialling a mirror name is refused, with a reason" \
+    wait_for 10 has_line "$T/d.err" "an advertise where a tool's command belongs"
+stop c
+
+# A runtime that goes takes its stand-in and names with it.
+stop a KILL
+check "a's names go when runtime a goes" \
+    wait_for 10 eval '[ -z "$(names_of $SA)$(stable_of $A)" ]'
+check "... and so does its stand-in" wait_for 10 eval "! kill -0 $SA"
+check "... which was reaped, not left a zombie" \
+    eval "! grep -q '^PPid:.*$(pid_of d)\$' /proc/$SA/status 2>/dev/null"
+is "b's names stay" "$(names_of "$SB" | wc -l)" 2
+check "a tool on a's old stable name is refused (the file is gone)" \
+    eval "! tool --timeout 5 '$stable' processinfo"
+
+# A new runtime appears.
+start_fakert e --connect "$T/rt.sock" --name Orders.Api
+E=$(pid_of e)
+check "a new runtime appears in the mirror" \
+    wait_for 10 eval '[ -n "$(standin_of $E)" ]'
+
+# A runtime whose ProcessInfo disagrees with its advertise is not mirrored.
+start_fakert liar --connect "$T/rt.sock" --info-pid 999999
+check "a runtime that lies about its pid is not mirrored, with one line" \
+    wait_for 10 has_line "$T/d.err" \
+    "runtime pid $(pid_of liar) .*: its ProcessInfo says pid 999999, not what it advertised; not mirrored"
+is "... and has no names" "$(stable_of "$(pid_of liar)" | wc -l)" 0
+stop liar
+
+# SIGTERM: every name and every stand-in goes.
+SE=$(standin_of "$E")
+stop_dsroute d
+is "no name is left in the mirror" "$(ls "$M" | wc -l)" 0
+check "no stand-in is left" eval "! kill -0 $SB && ! kill -0 $SE"
+stop b
+stop e
+
+# The mirror's directory must be safe: not another user's, not writable by
+# others without the sticky bit.  Refused at start-up, not runtime by runtime.
+mkdir -m 777 "$T/open"
+refused "a mirror directory anyone may write to is refused at start-up" \
+    "directory $T/open is writable by others and not sticky" \
+    "dir:$T/open,listen" "uds:$T/rt2.sock,listen"
+is "... and nothing is made there" "$(ls "$T/open" | wc -l)" 0
+refused "a mirror directory that does not exist is refused at start-up" \
+    "directory $T/none: No such file" \
+    "dir:$T/none,listen" "uds:$T/rt2.sock,listen"
+
+# Runtimes coming and going: no stand-in, name or descriptor left behind.
+start_dsroute g "dir:$M,listen" "uds:$T/rt3.sock,listen"
+fds=$(fd_count "$(pid_of g)")
+i=0
+while [ $i -lt 20 ]; do
+	j=0
+	while [ $j -lt 10 ]; do
+		"$FAKERT" --connect "$T/rt3.sock" --name "churn$j" \
+		    >/dev/null 2>&1 &
+		echo $! >>"$T/churn.pids"
+		j=$((j + 1))
+	done
+	wait_for 20 eval '[ "$(ls "$M" | wc -l)" -ge 30 ]'
+	xargs kill -9 <"$T/churn.pids" 2>/dev/null
+	wait_for 20 eval '[ "$(ls "$M" | wc -l)" -eq 0 ]'
+	: >"$T/churn.pids"
+	i=$((i + 1))
+done
+is "200 runtimes came and went: every name went with them" \
+    "$(ls "$M" | wc -l)" 0
+is "... every stand-in was reaped" \
+    "$(ps -o pid= --ppid "$(pid_of g)" | wc -l)" 0
+is "... and the router holds the descriptors it held before" \
+    "$(fd_count "$(pid_of g)")" "$fds"
+is "... 200 were mirrored" \
+    "$(count_lines "$T/g.err" ' is mirrored as pid ')" 200
+stop_dsroute g
+
+done_testing
