@@ -5,7 +5,9 @@
 #
 #   tests/interop/build.sh OUTDIR
 #
-# Produces OUTDIR/app/dsapp and OUTDIR/client/dsclient (framework-dependent, net10.0).
+# Produces OUTDIR/app/dsapp and OUTDIR/client/dsclient (framework-dependent, net10.0),
+# and OUTDIR/orders/Orders.Api: dsapp again under another assembly name, so that a
+# scenario can tell two apps apart by the name the runtime gives (tests/interop-mirror.sh).
 # Intermediate files go to OUTDIR/obj (the source tree stays clean) and NuGet
 # packages to OUTDIR/nuget-packages unless DSINTEROP_NUGET_PACKAGES names another
 # cache (e.g. ~/.nuget/packages to reuse the user cache). dsapp needs no packages and
@@ -42,9 +44,10 @@ build() { # build NAME PROJECT [extra msbuild args...]
 }
 
 build app "$here/app/dsapp.csproj"
+build orders "$here/app/dsapp.csproj" -p:AssemblyName=Orders.Api
 build client "$here/client/dsclient.csproj" -p:RestoreLockedMode=true
 
-for f in "$out/app/dsapp" "$out/client/dsclient"; do
+for f in "$out/app/dsapp" "$out/orders/Orders.Api" "$out/client/dsclient"; do
 	[ -x "$f" ] || { echo "$0: $f was not produced" >&2; exit 1; }
 done
-echo "build.sh: ok: $out/app/dsapp $out/client/dsclient"
+echo "build.sh: ok: $out/app/dsapp $out/orders/Orders.Api $out/client/dsclient"

@@ -15,6 +15,7 @@
 
 IOUT=$top_builddir/interop-out
 DSAPP=$IOUT/app/dsapp
+ORDERS=$IOUT/orders/Orders.Api	# dsapp, under the assembly name Orders.Api
 DSCLIENT=$IOUT/client/dsclient
 
 DOTNET_CLI_TELEMETRY_OPTOUT=1
@@ -28,7 +29,8 @@ unset DOTNET_DiagnosticPorts DOTNET_DefaultDiagnosticPortSuspend
 
 # True when the sources of the helpers are older than the last build.
 _interop_fresh() {
-	[ -x "$DSAPP" ] && [ -x "$DSCLIENT" ] && [ -f "$IOUT/stamp" ] &&
+	[ -x "$DSAPP" ] && [ -x "$ORDERS" ] && [ -x "$DSCLIENT" ] &&
+	    [ -f "$IOUT/stamp" ] &&
 	    [ -z "$(find "$top_srcdir/tests/interop/build.sh" \
 	    "$top_srcdir/tests/interop/app" "$top_srcdir/tests/interop/client" \
 	    -type f -newer "$IOUT/stamp" ! -path '*/bin/*' ! -path '*/obj/*' \
