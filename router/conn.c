@@ -32,12 +32,12 @@ static void	 conn_event(evutil_socket_t, short, void *);
 static void	 conn_connected(struct conn *);
 static int	 conn_handshake(struct conn *);
 
-/* Tell the conn's owner, a session or a link, that it failed. */
+/* Tell the conn's owner, a session or an exchange, that it failed. */
 static int
 conn_failed(struct conn *c, const char *what)
 {
-	if (c->link != NULL)
-		return (link_conn_failed(c, what));
+	if (c->exchange != NULL)
+		return (exchange_conn_failed(c, what));
 	return (session_conn_failed(c, what));
 }
 
@@ -242,7 +242,12 @@ conn_dial(struct conn *c)
 
 	c->error = 0;
 	c->why = NULL;
-	if ((fd = c->transport->dial(c->endpoint, &pending)) == -1) {
+	/* A runtime found by its socket (dir:, proc:) is dialled there. */
+	if (c->path != NULL)
+		fd = c->transport->dial_found(c->endpoint, c->path, &pending);
+	else
+		fd = c->transport->dial(c->endpoint, &pending);
+	if (fd == -1) {
 		c->error = errno;
 		return (-1);
 	}
@@ -293,7 +298,7 @@ conn_handshake(struct conn *c)
 		c->handshaking = 0;
 		if (c->transport->tls)
 			metrics.tls_handshakes++;
-		return (c->link != NULL ? link_conn_ready(c) :
+		return (c->exchange != NULL ? exchange_conn_ready(c) :
 		    session_conn_ready(c));
 	}
 	if (rv == IO_WANT_READ)
@@ -324,11 +329,11 @@ conn_event(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
 
-	if (c->link != NULL && !c->connecting && !c->handshaking) {
-		link_event(c, what);
+	if (c->exchange != NULL && !c->connecting && !c->handshaking) {
+		exchange_event(c, what);
 		return;
 	}
-	if (c->session == NULL && c->link == NULL) {
+	if (c->session == NULL && c->exchange == NULL) {
 		runtime_parked_event(c);
 		return;
 	}

@@ -27,7 +27,9 @@
 
 struct evbuffer;
 struct evconnlistener;
+struct exchange;
 struct ext_runtime;
+struct finding;
 struct identity;
 struct link;
 struct mirror;
@@ -48,7 +50,8 @@ struct transport;
 struct conn {
 	struct session		*session;	/* NULL while parked */
 	struct runtime		*parked_in;	/* the record holding it parked */
-	struct link		*link;		/* a link's listing (link.c) */
+	struct exchange		*exchange;	/* the router's own (exchange.c) */
+	const char		*path;		/* a found runtime's, to dial */
 	struct endpoint		*endpoint;
 	const struct transport	*transport;
 	void			*tstate;	/* the transport's own */
@@ -195,7 +198,11 @@ struct runtime {
 	char			 app[64];	/* its name, from that */
 	int			 info_tries;
 	struct mirror_entry	*mirrored;	/* as the mirror shows it */
+	int			 standins_ended; /* ... killed under it */
+	uint8_t			 found;		/* how: enum ext_found */
 	int			 linked;	/* another router's (link.c) */
+	char			*path;		/* its socket, if found (found.c) */
+	uint64_t		 key;		/* ... and its start time */
 	uint8_t			 hops;		/* routers between, if linked */
 	char			*where;		/* where that router found it */
 	uint64_t		 seen;		/* the link's last listing of it */
@@ -231,6 +238,7 @@ struct route {
 	struct runtime		*current;	/* the runtime tools are served by */
 	struct mirror		*mirror;	/* dir:...,listen (mirror.c) */
 	struct link		*link;		/* its peer=router side (link.c) */
+	struct finding		*finding;	/* its dir: or proc: (found.c) */
 	TAILQ_HEAD(, session)	 waiting;	/* tools waiting for a runtime */
 	struct session		*offer;		/* client-client: the open offer */
 	struct event		 offer_timer;
@@ -307,14 +315,40 @@ int		 runtime_take_linked(struct session *, const char **,
 void		 runtime_link_seen(struct route *, int,
 		    const struct ext_runtime *, uint64_t);
 void		 runtime_link_sweep(struct route *, uint64_t);
+struct runtime	*runtime_found_known(struct route *, const char *, uint64_t);
+void		 runtime_found_seen(struct route *, int, uint8_t, const char *,
+		    uint64_t, const struct process_info *, uint64_t);
+void		 runtime_found_sweep(struct route *, uint64_t);
+
+/* found.c */
+int		 found_start(struct route *, int, int, char *, size_t);
+void		 found_scan(struct route *);
+void		 found_stop(struct route *);
 
 /* link.c; a runtime listed through that many routers is a loop's */
 #define LINK_HOPS_MAX	8
 int		 link_start(struct route *, int, char *, size_t);
-void		 link_event(struct conn *, short);
-int		 link_conn_ready(struct conn *);
-int		 link_conn_failed(struct conn *, const char *);
 void		 link_stop(struct route *);
+
+/* exchange.c: a request of the router's own, on a connection it dials. */
+struct exchange {
+	struct conn		 conn;
+	struct event		 timer;		/* the handshake deadline */
+	struct evbuffer		*in;		/* the answer so far */
+	int			 busy;
+	/* 1 when x->in holds the whole answer, 0 for more, -1 and why. */
+	int			(*parse)(struct exchange *, const char **);
+	void			(*done)(struct exchange *, const char *);
+	void			*arg;
+};
+int		 exchange_init(struct exchange *, struct route *, int);
+void		 exchange_start(struct exchange *, const char *,
+		    const uint8_t *, size_t);
+void		 exchange_cancel(struct exchange *);
+void		 exchange_free(struct exchange *);
+void		 exchange_event(struct conn *, short);
+int		 exchange_conn_ready(struct conn *);
+int		 exchange_conn_failed(struct conn *, const char *);
 
 /* mirror.c */
 int		 mirror_start(struct route *, int, char *, size_t);

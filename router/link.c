@@ -8,8 +8,8 @@
  * for one of them dials the same endpoint with SelectRuntime in front
  * (session.c), so the other router judges it under its own ACL.
  *
- * One listing at a time, each on a fresh connection, bounded by the
- * handshake deadline.  A router that cannot be reached, or refuses the
+ * One listing at a time, each an exchange (exchange.c): a fresh
+ * connection, bounded by the handshake deadline.  A router that cannot be reached, or refuses the
  * listing, is said once until it answers again; its runtimes are kept
  * for LINK_MISSES_MAX polls, then dropped.
  */
@@ -34,26 +34,22 @@
 #include "transports/transport.h"
 
 #define LINK_MISSES_MAX		3
-/* What waits to be parsed: at most a frame and a read. */
-#define LINK_READ		16384
-#define LINK_ANSWER_MAX		(IPC_MESSAGE_MAX + LINK_READ)
 
 struct link {
 	struct route		*route;
 	int			 side;		/* the peer=router endpoint */
-	struct conn		 conn;
-	struct event		 timer;		/* next poll, or the deadline */
-	struct evbuffer		*in;
+	struct exchange		 x;
+	struct event		 timer;		/* the next listing */
 	uint64_t		 generation;	/* of the listing under way */
-	int			 polling;
-	int			 misses;	/* polls in a row that failed */
+	int			 misses;	/* listings in a row that failed */
 	int			 down;		/* said that it failed */
 	int			 listed;	/* entries in this listing */
 	struct ext_runtime	 entry;
 };
 
 static void	 link_poll(evutil_socket_t, short, void *);
-static void	 link_end(struct link *, const char *);
+static int	 read_answer(struct exchange *, const char **);
+static void	 link_end(struct exchange *, const char *);
 
 /* Start the link of a route's mirror to the router on side. */
 int
@@ -63,17 +59,16 @@ link_start(struct route *r, int side, char *err, size_t len)
 	struct timeval	 tv;
 
 	if ((l = calloc(1, sizeof(*l))) == NULL ||
-	    (l->in = evbuffer_new()) == NULL ||
-	    conn_init(&l->conn, NULL, side, &r->endpoint[side]) == -1) {
-		if (l != NULL && l->in != NULL)
-			evbuffer_free(l->in);
+	    exchange_init(&l->x, r, side) == -1) {
 		free(l);
 		snprintf(err, len, "out of memory");
 		return (-1);
 	}
 	l->route = r;
 	l->side = side;
-	l->conn.link = l;
+	l->x.parse = read_answer;
+	l->x.done = link_end;
+	l->x.arg = l;
 	evtimer_assign(&l->timer, base, link_poll, l);
 	r->link = l;
 	timeval_ms(&tv, 0);
@@ -90,61 +85,21 @@ schedule(struct link *l, int ms)
 	evtimer_add(&l->timer, &tv);
 }
 
-/* Time for a listing, or the one under way ran out of time. */
+/* Time for a listing. */
 static void
 link_poll(evutil_socket_t fd, short what, void *arg)
 {
 	struct link	*l = arg;
+	uint8_t		 rq[EXT_LIST_LEN];
 
 	(void)fd;
 	(void)what;
-	if (l->polling) {
-		link_end(l, "no whole answer within the handshake deadline");
+	if (draining || l->x.busy)
 		return;
-	}
-	if (draining)
-		return;
-	l->polling = 1;
 	l->generation++;
 	l->listed = 0;
-	evbuffer_drain(l->in, evbuffer_get_length(l->in));
-	evbuffer_drain(l->conn.out, evbuffer_get_length(l->conn.out));
-	schedule(l, settings.handshake_timeout_ms);
-	switch (conn_dial(&l->conn)) {
-	case -1:
-		link_end(l, conn_error(&l->conn));
-		return;
-	case 0:
-		(void)conn_start(&l->conn);
-		return;
-	}
-}
-
-/* The connection is up: ask for the listing. */
-int
-link_conn_ready(struct conn *c)
-{
-	struct link	*l = c->link;
-	uint8_t		 rq[EXT_LIST_LEN];
-
 	ext_list_request(rq);
-	if (evbuffer_add(c->out, rq, sizeof(rq)) == -1) {
-		link_end(l, "out of memory");
-		return (-1);
-	}
-	conn_update(c);
-	return (0);
-}
-
-int
-link_conn_failed(struct conn *c, const char *what)
-{
-	struct link	*l = c->link;
-	char		 why[256];
-
-	snprintf(why, sizeof(why), "%s: %s", what, conn_error(c));
-	link_end(l, why);
-	return (-1);
+	exchange_start(&l->x, NULL, rq, sizeof(rq));
 }
 
 /*
@@ -152,18 +107,19 @@ link_conn_failed(struct conn *c, const char *what)
  * 0 for more, -1 with the reason in *why.
  */
 static int
-read_answer(struct link *l, const char **why)
+read_answer(struct exchange *x, const char **why)
 {
 	static char	 reason[128];
+	struct link	*l = x->arg;
 	const uint8_t	*data;
 	size_t		 have, used;
 	uint32_t	 count, hresult;
 
 	for (;;) {
-		have = evbuffer_get_length(l->in);
+		have = evbuffer_get_length(x->in);
 		if (have == 0)
 			return (0);
-		if ((data = evbuffer_pullup(l->in, have < IPC_MESSAGE_MAX ?
+		if ((data = evbuffer_pullup(x->in, have < IPC_MESSAGE_MAX ?
 		    have : IPC_MESSAGE_MAX)) == NULL) {
 			*why = "out of memory";
 			return (-1);
@@ -198,50 +154,7 @@ read_answer(struct link *l, const char **why)
 			*why = "protocol error: an answer that is no listing";
 			return (-1);
 		}
-		evbuffer_drain(l->in, used);
-	}
-}
-
-/* Readiness on the listing's connection. */
-void
-link_event(struct conn *c, short what)
-{
-	struct link	*l = c->link;
-	const char	*why = NULL;
-	uint8_t		 buf[LINK_READ];
-	ssize_t		 n;
-	int		 done;
-
-	(void)what;
-	if (evbuffer_get_length(c->out) > 0) {
-		if (c->transport->write_buffer(c, c->out) == IO_ERROR) {
-			link_end(l, conn_error(c));
-			return;
-		}
-		conn_update(c);
-	}
-	for (;;) {
-		n = c->transport->read(c, buf, sizeof(buf));
-		if (n == IO_WANT_READ || n == IO_WANT_WRITE)
-			return;
-		if (n == IO_ERROR) {
-			link_end(l, conn_error(c));
-			return;
-		}
-		if (n == 0) {
-			link_end(l, "it closed before the listing was whole");
-			return;
-		}
-		if (evbuffer_get_length(l->in) + (size_t)n > LINK_ANSWER_MAX ||
-		    evbuffer_add(l->in, buf, (size_t)n) == -1) {
-			link_end(l, "protocol error: a frame longer than "
-			    "the protocol allows");
-			return;
-		}
-		if ((done = read_answer(l, &why)) != 0) {
-			link_end(l, done == 1 ? NULL : why);
-			return;
-		}
+		evbuffer_drain(x->in, used);
 	}
 }
 
@@ -250,13 +163,11 @@ link_event(struct conn *c, short what)
  * records, and poll again later.
  */
 static void
-link_end(struct link *l, const char *why)
+link_end(struct exchange *x, const char *why)
 {
+	struct link	*l = x->arg;
 	const char	*name = l->route->endpoint[l->side].name;
 
-	conn_close(&l->conn);
-	l->polling = 0;
-	evtimer_del(&l->timer);
 	if (why == NULL) {
 		if (l->down)
 			log_info("%s: the linked router answers again; it "
@@ -286,8 +197,7 @@ link_stop(struct route *r)
 	if (l == NULL)
 		return;
 	evtimer_del(&l->timer);
-	conn_free(&l->conn);
-	evbuffer_free(l->in);
+	exchange_free(&l->x);
 	free(l);
 	r->link = NULL;
 }

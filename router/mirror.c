@@ -48,6 +48,7 @@
 #include "transports/transport.h"
 
 #define MIRROR_NAMES	3
+#define STANDIN_AGAIN	3
 
 struct mirror_listener {
 	struct mirror_entry	*entry;
@@ -63,6 +64,8 @@ struct mirror_entry {
 	struct runtime		*runtime;
 	uint8_t			 cookie[IPC_COOKIE_LEN];
 	struct standin		 standin;
+	struct event		 lifeline;	/* EOF: the stand-in ended */
+	int			 watched;
 	struct mirror_listener	 names[MIRROR_NAMES];
 	TAILQ_ENTRY(mirror_entry) entry;
 };
@@ -76,6 +79,7 @@ struct mirror {
 
 static void	 mirror_accept(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
+static void	 standin_ended(evutil_socket_t, short, void *);
 
 /*
  * Start a route's mirror on its endpoint side.  The other endpoint is
@@ -88,11 +92,13 @@ mirror_start(struct route *r, int side, char *err, size_t len)
 	struct endpoint	*other = &r->endpoint[OTHER_SIDE(side)];
 	struct mirror	*m;
 
-	if (other->role != ROLE_LISTEN && other->peer != PEER_ROUTER) {
+	if (other->role != ROLE_LISTEN && other->peer != PEER_ROUTER &&
+	    other->transport->find == NULL) {
 		snprintf(err, len, "%s: a mirror shows the runtimes that dial "
-		    "the router, or another router's: the other endpoint "
-		    "must listen (,listen) or reach a dsroute (,peer=router), "
-		    "not %s", r->endpoint[side].name, other->name);
+		    "the router, are found by their sockets or are another "
+		    "router's: the other endpoint must listen (,listen), be "
+		    "dir: or proc:, or reach a dsroute (,peer=router), not %s",
+		    r->endpoint[side].name, other->name);
 		return (-1);
 	}
 	/* The stand-ins' program, opened before privileges are dropped. */
@@ -106,8 +112,10 @@ mirror_start(struct route *r, int side, char *err, size_t len)
 	m->side = side;
 	TAILQ_INIT(&m->entries);
 	r->mirror = m;
-	if (other->role == ROLE_CONNECT)
+	if (other->role == ROLE_CONNECT && other->peer == PEER_ROUTER)
 		return (link_start(r, OTHER_SIDE(side), err, len));
+	if (other->role == ROLE_CONNECT)
+		return (found_start(r, OTHER_SIDE(side), 1, err, len));
 	return (0);
 }
 
@@ -133,6 +141,8 @@ entry_free(struct mirror_entry *e)
 	/* The tools' names go first, so none finds a stand-in alone. */
 	for (i = MIRROR_NAMES - 1; i >= 0; i--)
 		listener_close(e, &e->names[i]);
+	if (e->watched)
+		event_del(&e->lifeline);
 	standin_stop(&e->standin);
 	if (e->runtime != NULL)
 		e->runtime->mirrored = NULL;
@@ -206,6 +216,10 @@ mirror_runtime_known(struct runtime *rt)
 	    sizeof(err)) == -1)
 		goto fail;
 	spid = e->standin.pid;
+	event_assign(&e->lifeline, base, e->standin.fd, EV_READ,
+	    standin_ended, e);
+	event_add(&e->lifeline, NULL);
+	e->watched = 1;
 	if ((key = standin_start_time(&e->standin)) == 0) {
 		snprintf(err, sizeof(err), "cannot read the stand-in's start "
 		    "time");
@@ -231,6 +245,33 @@ mirror_runtime_known(struct runtime *rt)
 fail:
 	log_warning("%s: not mirrored: %s", name, err);
 	entry_free(e);
+}
+
+/*
+ * A stand-in ended while its runtime is still there (killed by someone):
+ * its names lead to no process, so they go, and a new stand-in takes its
+ * place, STANDIN_AGAIN times in a runtime's life at most, so that one
+ * that cannot live is not started in a loop.
+ */
+static void
+standin_ended(evutil_socket_t fd, short what, void *arg)
+{
+	struct mirror_entry	*e = arg;
+	struct runtime		*rt = e->runtime;
+	char			 name[96];
+	int			 again;
+
+	(void)fd;
+	(void)what;
+	e->watched = 0;
+	runtime_name(rt, name, sizeof(name));
+	again = ++rt->standins_ended <= STANDIN_AGAIN;
+	log_warning("%s (%s): its stand-in pid %ld ended%s", name, rt->app,
+	    (long)e->standin.pid, again ? "; another takes its place" :
+	    "; it was replaced too often: not mirrored");
+	entry_free(e);
+	if (again)
+		mirror_runtime_known(rt);
 }
 
 /* The runtime's record goes away: so does its stand-in. */
@@ -280,6 +321,7 @@ mirror_stop(struct route *r)
 	if (m == NULL)
 		return;
 	link_stop(r);
+	found_stop(r);
 	while (!TAILQ_EMPTY(&m->entries))
 		entry_free(TAILQ_FIRST(&m->entries));
 	free(m);

@@ -474,6 +474,7 @@ route_stop_listening(struct route *r)
 			    &r->endpoint[side]);
 	}
 	mirror_stop(r);
+	found_stop(r);
 	evtimer_del(&r->offer_timer);
 	evtimer_del(&r->recheck_timer);
 }

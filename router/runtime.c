@@ -49,6 +49,16 @@ runtime_find(struct route *r, const uint8_t *cookie)
 }
 
 /*
+ * A runtime the router dials for each tool, with no parked connection: a
+ * linked router's, or one found by its socket.
+ */
+static int
+dialled(const struct runtime *rt)
+{
+	return (rt->linked || rt->path != NULL);
+}
+
+/*
  * Whether the tools of the endpoint on tool_side may reach the runtime:
  * its app= patterns, if any, name it (which needs its ProcessInfo).
  */
@@ -103,6 +113,7 @@ runtime_free(struct runtime *rt)
 	conn_free(&rt->parked);
 	free(rt->info);
 	free(rt->where);
+	free(rt->path);
 	free(rt);
 }
 
@@ -228,6 +239,7 @@ runtime_park(struct session *s, const char **why)
 		rt->advertise = s->advertise;
 		limit_peer_key(c, &rt->owner);
 		rt->owner_pid = c->pid;
+		rt->found = EXT_FOUND_ADVERTISE;
 		rt->parked.parked_in = rt;
 		TAILQ_INSERT_TAIL(&r->runtimes, rt, entry);
 		advertise_line(rt, c);
@@ -268,7 +280,7 @@ runtime_pick(struct route *r, int tool_side, const uint8_t *bound)
 	for (rt = TAILQ_FIRST(&r->runtimes); rt != NULL; rt = next) {
 		next = TAILQ_NEXT(rt, entry);
 		/* A linked router's runtimes go when it stops listing them. */
-		if (rt->parked.fd == -1 && rt->active == 0 && !rt->linked &&
+		if (rt->parked.fd == -1 && rt->active == 0 && !dialled(rt) &&
 		    (rt->gone || now - rt->last_used >
 		    (uint64_t)settings.backend_wait_ms))
 			runtime_free(rt);
@@ -509,16 +521,23 @@ runtime_list(struct route *r, int tool_side, struct evbuffer *out)
 {
 	static uint8_t		 frame[IPC_MESSAGE_MAX];
 	static struct ext_runtime er;
+	struct endpoint		*ep = &r->endpoint[OTHER_SIDE(tool_side)];
 	struct runtime		*rt;
 	uint8_t			 end[EXT_END_LEN];
+	char			 err[128];
 	size_t			 n;
 	int			 count = 0;
+
+	/* Runtimes found by their sockets: those asked now, next time. */
+	if (ep->role == ROLE_CONNECT && ep->transport->find != NULL &&
+	    found_start(r, OTHER_SIDE(tool_side), 0, err, sizeof(err)) == 0)
+		found_scan(r);
 
 	TAILQ_FOREACH(rt, &r->runtimes, entry) {
 		if (rt->side == tool_side || rt->gone)
 			continue;
 		if (rt->info == NULL) {
-			if (!rt->linked && rt->info_tries < 3 &&
+			if (!dialled(rt) && rt->info_tries < 3 &&
 			    !errand_due(rt, ERRAND_INFO) &&
 			    !errand_due(rt, ERRAND_INFO1) &&
 			    rt->errand != ERRAND_INFO &&
@@ -531,7 +550,7 @@ runtime_list(struct route *r, int tool_side, struct evbuffer *out)
 		memset(&er, 0, sizeof(er));
 		memcpy(er.cookie, rt->advertise.cookie, IPC_COOKIE_LEN);
 		er.pid = rt->advertise.pid;
-		er.found = rt->linked ? EXT_FOUND_LINK : EXT_FOUND_ADVERTISE;
+		er.found = rt->found;
 		er.hops = rt->hops;
 		snprintf(er.app, sizeof(er.app), "%s", rt->app);
 		snprintf(er.cmdline, sizeof(er.cmdline), "%s",
@@ -554,9 +573,10 @@ runtime_list(struct route *r, int tool_side, struct evbuffer *out)
 }
 
 /*
- * A tool of the mirror came for a runtime of the linked router: count it
- * on that runtime.  Return 1, or -1 with the reason and the error frame's
- * HRESULT if the runtime is gone or serves as many tools as it may.
+ * A tool came for one runtime the router dials (a linked router's, or
+ * one found by its socket): count it on that runtime.  Return 1, or -1
+ * with the reason and the error frame's HRESULT if the runtime is gone
+ * or serves as many tools as it may.
  */
 int
 runtime_take_linked(struct session *s, const char **why, uint32_t *hresult)
@@ -580,9 +600,9 @@ runtime_take_linked(struct session *s, const char **why, uint32_t *hresult)
 	return (1);
 }
 
-/* How many runtimes of linked routers the router knows, in all. */
+/* How many runtimes the router dials for each tool, in all. */
 static int
-count_linked(void)
+count_dialled(void)
 {
 	struct route	*r;
 	struct runtime	*rt;
@@ -590,24 +610,82 @@ count_linked(void)
 
 	TAILQ_FOREACH(r, &routes, entry) {
 		TAILQ_FOREACH(rt, &r->runtimes, entry)
-			n += rt->linked;
+			n += dialled(rt);
 	}
 	return (n);
 }
 
 /*
+ * A record for a runtime the router dials, with what it said of itself
+ * (pi, its name made safe for a process and a file: it may come from
+ * the network), or NULL with a line when --max-runtimes are known or out
+ * of memory.  The caller fills in how it is reached.
+ */
+static struct runtime *
+dialled_new(struct route *r, int side, uint8_t found,
+    const struct process_info *pi, uint64_t generation)
+{
+	static struct log_throttle	 throttle;
+	struct runtime			*rt;
+
+	if (count_dialled() >= settings.max_runtimes) {
+		metrics.limits[ML_RUNTIMES]++;
+		if (log_throttle_pass(&throttle, "runtimes passed over"))
+			log_warning("%s: runtime pid %" PRIu64 " passed over: "
+			    "%d runtimes found or listed are known "
+			    "(--max-runtimes)", r->endpoint[side].name,
+			    pi->pid, settings.max_runtimes);
+		return (NULL);
+	}
+	if ((rt = calloc(1, sizeof(*rt))) == NULL ||
+	    (rt->info = malloc(sizeof(*rt->info))) == NULL ||
+	    conn_init(&rt->parked, NULL, side, &r->endpoint[side]) == -1) {
+		if (rt != NULL)
+			free(rt->info);
+		free(rt);
+		log_error("%s: out of memory; a runtime is passed over",
+		    r->endpoint[side].name);
+		return (NULL);
+	}
+	*rt->info = *pi;
+	rt->route = r;
+	rt->side = side;
+	rt->found = found;
+	rt->seen = generation;
+	rt->last_used = now_ms();
+	memcpy(rt->advertise.cookie, pi->cookie, IPC_COOKIE_LEN);
+	rt->advertise.pid = pi->pid;
+	rt->parked.parked_in = rt;
+	ipc_process_info_name(rt->info, rt->app, sizeof(rt->app));
+	return (rt);
+}
+
+/* The record is complete: keep it, say so, and show it. */
+static void
+dialled_add(struct runtime *rt, const char *how)
+{
+	char	 name[96];
+
+	TAILQ_INSERT_TAIL(&rt->route->runtimes, rt, entry);
+	runtime_name(rt, name, sizeof(name));
+	log_info("%s (%s) is %s", name, rt->app, how);
+	mirror_runtime_known(rt);
+}
+
+/*
  * The linked router on side listed a runtime (link.c), in the listing
  * numbered generation.  A new one gets a record, and the mirror shows
- * it; at most --max-runtimes are kept in all, and a runtime listed
- * through LINK_HOPS_MAX routers or more is taken for a loop of links.
+ * it; a runtime listed through LINK_HOPS_MAX routers or more is taken
+ * for a loop of links.
  */
 void
 runtime_link_seen(struct route *r, int side, const struct ext_runtime *er,
     uint64_t generation)
 {
 	static struct log_throttle	 throttle;
+	struct process_info		 pi;
 	struct runtime			*rt;
-	char				 name[96];
+	char				 how[320];
 
 	if ((rt = runtime_find(r, er->cookie)) != NULL) {
 		if (rt->linked)
@@ -621,74 +699,113 @@ runtime_link_seen(struct route *r, int side, const struct ext_runtime *er,
 			    r->endpoint[side].name, er->pid, er->hops + 1);
 		return;
 	}
-	if (count_linked() >= settings.max_runtimes) {
-		metrics.limits[ML_RUNTIMES]++;
-		if (log_throttle_pass(&throttle, "listed runtimes passed over"))
-			log_warning("%s: runtime pid %" PRIu64 " passed over: "
-			    "%d runtimes of linked routers are known "
-			    "(--max-runtimes)", r->endpoint[side].name,
-			    er->pid, settings.max_runtimes);
+	memset(&pi, 0, sizeof(pi));
+	pi.pid = er->pid;
+	memcpy(pi.cookie, er->cookie, IPC_COOKIE_LEN);
+	snprintf(pi.cmdline, sizeof(pi.cmdline), "%s", er->cmdline);
+	snprintf(pi.os, sizeof(pi.os), "%s", er->os);
+	snprintf(pi.arch, sizeof(pi.arch), "%s", er->arch);
+	snprintf(pi.assembly, sizeof(pi.assembly), "%s", er->app);
+	snprintf(pi.version, sizeof(pi.version), "%s", er->version);
+	if ((rt = dialled_new(r, side, EXT_FOUND_LINK, &pi,
+	    generation)) == NULL)
 		return;
-	}
-	if ((rt = calloc(1, sizeof(*rt))) == NULL ||
-	    (rt->info = calloc(1, sizeof(*rt->info))) == NULL ||
-	    (rt->where = strdup(er->where)) == NULL ||
-	    conn_init(&rt->parked, NULL, side, &r->endpoint[side]) == -1) {
-		if (rt != NULL) {
-			free(rt->info);
-			free(rt->where);
-		}
-		free(rt);
+	if ((rt->where = strdup(er->where)) == NULL) {
 		log_error("%s: out of memory; a listed runtime is passed over",
 		    r->endpoint[side].name);
+		conn_free(&rt->parked);
+		free(rt->info);
+		free(rt);
 		return;
 	}
-	rt->route = r;
-	rt->side = side;
 	rt->linked = 1;
 	rt->hops = (uint8_t)(er->hops + 1);
-	rt->seen = generation;
-	rt->last_used = now_ms();
-	memcpy(rt->advertise.cookie, er->cookie, IPC_COOKIE_LEN);
-	rt->advertise.pid = er->pid;
-	rt->parked.parked_in = rt;
-	rt->info->pid = er->pid;
-	memcpy(rt->info->cookie, er->cookie, IPC_COOKIE_LEN);
-	snprintf(rt->info->cmdline, sizeof(rt->info->cmdline), "%s",
-	    er->cmdline);
-	snprintf(rt->info->os, sizeof(rt->info->os), "%s", er->os);
-	snprintf(rt->info->arch, sizeof(rt->info->arch), "%s", er->arch);
-	snprintf(rt->info->assembly, sizeof(rt->info->assembly), "%s", er->app);
-	snprintf(rt->info->version, sizeof(rt->info->version), "%s",
-	    er->version);
-	/* A name from the network, made safe for a process and a file. */
-	ipc_process_info_name(rt->info, rt->app, sizeof(rt->app));
-	TAILQ_INSERT_TAIL(&r->runtimes, rt, entry);
-	runtime_name(rt, name, sizeof(name));
-	log_info("%s (%s) is listed by %s, where it is on %s", name, rt->app,
+	snprintf(how, sizeof(how), "listed by %s, where it is on %s",
 	    r->endpoint[side].name, rt->where);
-	mirror_runtime_known(rt);
+	dialled_add(rt, how);
 }
 
 /*
- * The listing numbered generation is over: the linked runtimes it did
- * not name are gone.  One a tool is using goes when the tool is done.
+ * A scan of the dir: or proc: endpoint found the socket at path with
+ * start time key: its runtime's record, if it is known already.
  */
+struct runtime *
+runtime_found_known(struct route *r, const char *path, uint64_t key)
+{
+	struct runtime	*rt;
+
+	TAILQ_FOREACH(rt, &r->runtimes, entry) {
+		if (rt->path != NULL && rt->key == key && !rt->gone &&
+		    strcmp(rt->path, path) == 0)
+			return (rt);
+	}
+	return (NULL);
+}
+
+/* The runtime at path answered its ProcessInfo (found.c): keep it. */
 void
-runtime_link_sweep(struct route *r, uint64_t generation)
+runtime_found_seen(struct route *r, int side, uint8_t found,
+    const char *path, uint64_t key, const struct process_info *pi,
+    uint64_t generation)
+{
+	struct runtime	*rt;
+	char		 how[320];
+
+	if ((rt = runtime_find(r, pi->cookie)) != NULL) {
+		if (rt->path != NULL)
+			rt->seen = generation;
+		return;
+	}
+	if ((rt = dialled_new(r, side, found, pi, generation)) == NULL)
+		return;
+	if ((rt->path = strdup(path)) == NULL) {
+		log_error("%s: out of memory; a runtime found is passed over",
+		    r->endpoint[side].name);
+		conn_free(&rt->parked);
+		free(rt->info);
+		free(rt);
+		return;
+	}
+	rt->key = key;
+	snprintf(how, sizeof(how), "found on %s at %s",
+	    r->endpoint[side].name, path);
+	dialled_add(rt, how);
+}
+
+/*
+ * The listing, or the scan, numbered generation is over: the runtimes of
+ * that kind it did not name are gone.  One a tool is using goes when the
+ * tool is done.
+ */
+static void
+sweep(struct route *r, uint64_t generation, int linked)
 {
 	struct runtime	*rt, *next;
 	char		 name[96];
 
 	for (rt = TAILQ_FIRST(&r->runtimes); rt != NULL; rt = next) {
 		next = TAILQ_NEXT(rt, entry);
-		if (!rt->linked || rt->seen == generation || rt->gone)
+		if (!dialled(rt) || rt->linked != linked ||
+		    rt->seen == generation || rt->gone)
 			continue;
 		runtime_name(rt, name, sizeof(name));
-		log_info("%s (%s) is no longer listed by %s", name, rt->app,
+		log_info("%s (%s) is no longer %s %s", name, rt->app,
+		    linked ? "listed by" : "found on",
 		    r->endpoint[rt->side].name);
 		rt->gone = 1;
 		if (rt->active == 0)
 			runtime_free(rt);
 	}
+}
+
+void
+runtime_link_sweep(struct route *r, uint64_t generation)
+{
+	sweep(r, generation, 1);
+}
+
+void
+runtime_found_sweep(struct route *r, uint64_t generation)
+{
+	sweep(r, generation, 0);
 }

@@ -389,8 +389,9 @@ router_command(struct session *s, struct conn *tool, const uint8_t *msg,
 }
 
 /*
- * A tool's command for a runtime of a linked router (a mirror's): dial
- * that router, and put SelectRuntime in front of the command.
+ * A tool's command for one runtime the router dials (a mirror's name, or
+ * SelectRuntime): a linked router's, dialled with SelectRuntime in front
+ * of the command, or one found by its socket, dialled there.
  */
 static int
 linked_command(struct session *s)
@@ -402,10 +403,14 @@ linked_command(struct session *s)
 
 	if (runtime_take_linked(s, &why, &hresult) == -1)
 		return (deny(s, hresult, why));
-	ext_select_request(select, s->bound_cookie);
-	if (evbuffer_prepend(rt->out, select, sizeof(select)) == -1) {
-		session_close(s, "out of memory");
-		return (-1);
+	if (s->runtime->path != NULL)
+		rt->path = s->runtime->path;
+	else {
+		ext_select_request(select, s->bound_cookie);
+		if (evbuffer_prepend(rt->out, select, sizeof(select)) == -1) {
+			session_close(s, "out of memory");
+			return (-1);
+		}
 	}
 	return (dial(s, S_DIAL, rt->side));
 }

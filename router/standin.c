@@ -15,8 +15,10 @@
  * descriptor and the pid of the dsroute that started it.  That variable
  * is the whole environment it is given (nothing of ours leaks into it),
  * and it blanks it.  A variable left over in a user's environment does
- * not turn dsroute into a stand-in: FD must be a socket and PPID our
- * parent.
+ * not turn dsroute into a stand-in (FD must be a socket and PPID our
+ * parent), nor is such a dsroute a router: it stops, saying why, since a
+ * stand-in's command line is a remote app's and must never be read as
+ * dsroute's options.
  *
  * The lifeline is a socketpair.  The stand-in blocks reading its end and
  * exits at EOF, when we close ours or die; our end reads EOF when the
@@ -263,7 +265,8 @@ standin_env(const char *v, int *fd, pid_t *parent)
 		return (-1);
 	v = end + 1;
 	p = strtol(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0' || p <= 1)
+	/* Pid 1 too: dsroute as a container's entry point. */
+	if (errno != 0 || end == v || *end != '\0' || p < 1)
 		return (-1);
 	if (fstat((int)l, &sb) == -1 || !S_ISSOCK(sb.st_mode))
 		return (-1);
@@ -289,9 +292,14 @@ standin_main(int argc, char *argv[])
 
 	if ((v = getenv(STANDIN_ENV)) == NULL)
 		return (-1);
+	/*
+	 * A stand-in's command line is a remote app's: one that cannot be
+	 * a stand-in must never read it as dsroute's options.
+	 */
 	if (argc < 1 || argv[0] == NULL || standin_env(v, &fd, &parent) == -1) {
-		unsetenv(STANDIN_ENV);
-		return (-1);
+		dprintf(STDERR_FILENO, "dsroute: %s is set, but this is no "
+		    "stand-in of a running dsroute; unset it\n", STANDIN_ENV);
+		_exit(1);
 	}
 
 	/* Ends with dsroute, even if the lifeline leaked somewhere. */

@@ -14,19 +14,6 @@ starttime() {
 	sed -n 's/.*) //p' "/proc/$1/stat" | awk '{ print $20 }'
 }
 
-# runtime_in NAME DIR [USER GROUP [FAKERT-ARGS]]: a fake runtime listening
-# at its own default socket name in DIR (its pid and start time in it).
-runtime_in() {
-	: >"$T/$1.ev"
-	chmod 0666 "$T/$1.ev"
-	bg "$1" setpriv --reuid="${3:-root}" --regid="${4:-root}" \
-	    --clear-groups sh -c 'k=$(sed -n "s/.*) //p" /proc/$$/stat |
-	    awk "{ print \$20 }"); exec "$0" --listen \
-	    "$1/dotnet-diagnostic-$$-$k-socket" --events "$2" $3' \
-	    "$FAKERT" "$2" "$T/$1.ev" "${5:-}"
-	wait_for 10 has_line "$T/$1.ev" '^listen ' || fail "$1 listens"
-}
-
 # served ROUTER: the pid of the runtime a ProcessInfo through ROUTER reached.
 served() {
 	tool --timeout 10 "tcp:127.0.0.1:$(port_of "$1" remote)" processinfo &&
@@ -37,7 +24,7 @@ D=$T/d
 mkdir -m 0700 "$D"
 
 refused "a mirror whose other side reaches one runtime is refused, in one line" \
-    'a mirror shows the runtimes that dial the router, or another router.s' \
+    'a mirror shows the runtimes that dial the router, are found by their sockets' \
     "dir:$D,listen" "uds:$T/one.sock,connect"
 
 # No runtime yet: the tool hears that no runtime's socket is there.

@@ -305,10 +305,7 @@ stop_dsroute dnode
 stop_dsroute node
 
 # A mirror that is pid 1 of its namespace, as dsroute is in a container
-# (Dockerfile's ENTRYPOINT).  The stand-in refuses a parent of pid 1
-# (standin.c, standin_env(): p <= 1), runs as dsroute, prints its usage
-# and exits; the mirror keeps its names on a zombie.  Marked TODO: once
-# fixed it passes, which automake calls XPASS and fails: drop the TODO.
+# (Dockerfile's ENTRYPOINT): its stand-ins have a parent of pid 1.
 mkdir -m 0700 "$T/w1"
 bg ns1 unshare --pid --fork --kill-child --mount-proc --mount "$DSROUTE" \
     -v debug "dir:$T/w1,listen" "uds:$T/rt1.sock,listen"
@@ -319,13 +316,10 @@ N1=$(pgrep -P "$(pid_of ns1)")
 S1=$(standin_of ns1 "$(pid_of f)")
 DOTNET_EnableDiagnostics=0 nsenter -t "$N1" -p -m env TMPDIR="$T/w1" \
     timeout 60 "$path_trace" ps </dev/null >"$T/ps1.out" 2>&1
-if grep -Eq "^ *$S1 +Pid1\.App " "$T/ps1.out"; then
-	pass "a mirror that is pid 1 of its namespace: ps lists Pid1.App # TODO dsroute bug: the stand-in refuses parent pid 1"
-else
-	_n=$((_n + 1))
-	echo "not ok $_n - a mirror that is pid 1 of its namespace: ps lists Pid1.App # TODO dsroute bug: the stand-in refuses parent pid 1 (standin_env, p <= 1), prints usage and exits; its names stay"
-	sed 's/^/#   /' "$T/ps1.out"
-fi
+like "a mirror that is pid 1 of its namespace: ps lists its app" \
+    "$(cat "$T/ps1.out")" "^ *$S1 +Pid1\.App "
+is "... and the router said nothing of a stand-in gone wrong" \
+    "$(count_lines "$T/ns1.err" '^crit:|DSROUTE_STANDIN|usage')" 0
 pkill -KILL -P "$(pid_of ns1)"
 wait "$(pid_of ns1)" 2>/dev/null
 stop f

@@ -75,6 +75,18 @@ check "a tool uses b while a streams" tool --timeout 10 "$plain_b" processinfo
 is "... and b answered it" "$(field pid "$T/tool.out")" "$B"
 check "the stream from a ends whole" wait_exit streamer 30
 
+# A stand-in killed by someone: another takes its place, with new names.
+kill -KILL "$SB"
+check "a stand-in killed is replaced, with one line" wait_for 10 has_line \
+    "$T/d.err" "runtime pid $B .*\(Billing\): its stand-in pid $SB ended; another takes its place"
+check "... which is mirrored anew" \
+    wait_for 10 eval '[ "$(standin_of $B)" != "$SB" ]'
+is "... and the old stand-in's names are gone" "$(names_of "$SB" | wc -l)" 0
+SB=$(standin_of "$B")
+plain_b=$M/$(names_of "$SB" | grep -v dsrouter)
+check "... and b is served on the new one's name" \
+    tool --timeout 10 "$plain_b" processinfo
+
 # An advertise on a mirror name is refused: tools only there.
 start_fakert c --connect "$plain"
 check "a runtime dialling a mirror name is refused, with a reason" \

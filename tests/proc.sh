@@ -64,12 +64,27 @@ container b 7102 /tmp/private/dir
 is "a newer runtime does not take the tools from the one serving" \
     "$(served p)" 7101
 
+# Both listed, each by the pid it knows itself by, found through /proc;
+# a mirror of the node shows both.
+check "ListRuntimes lists the runtimes of both containers" \
+    wait_for 10 eval '[ "$("$DSROUTE" ps "tcp:127.0.0.1:$(port_of p remote)" |
+	grep -Ec "^ *710[12] +fakert +proc ")" -eq 2 ]'
+M=$T/mirror
+mkdir -m 700 "$M"
+start_dsroute pm --link-poll 0.5 "dir:$M,listen" proc:
+check "a mirror of proc: shows both" \
+    wait_for 10 eval '[ "$(ls "$M" | grep -c "^dsroute-fakert-710[12]-")" -eq 2 ]'
+check "... and a tool on b's mirror name reaches b" \
+    tool --timeout 10 "$(ls "$M"/dsroute-fakert-7102-*)" processinfo
+is "... b itself" "$(field pid "$T/tool.out")" 7102
+stop_dsroute pm
+
 # a is killed: its tmpfs goes with its namespace, and b, found in its
 # TMPDIR, serves.
 end_container a
 is "once the runtime serving is gone, the newest serves" "$(served p)" 7102
-is "... and a saw nothing of b's tools" \
-    "$(count_lines "$T/a.ev" '^command ')" 2
+is "... and a saw nothing of b's tools (the routers' ProcessInfo2 aside)" \
+    "$(count_lines "$T/a.ev" '^command 0x04 0x00 ')" 2
 stop_dsroute p
 
 # In a third container, pid 1 is a shell and not a runtime; pid 2 binds

@@ -121,8 +121,11 @@ else
 	skip "and exits at the lifeline's EOF" "no python3"
 fi
 
-# A DSROUTE_STANDIN that is not ours leaves dsroute what it is.
+# A DSROUTE_STANDIN that is not ours makes dsroute neither a stand-in
+# nor a router: its command line may be a remote app's.
 DSROUTE_STANDIN=3:1 "$DSROUTE" --version >"$T/ver.out" 2>&1
-is "a stray DSROUTE_STANDIN is ignored" "$?" 0
+is "a stray DSROUTE_STANDIN stops dsroute" "$?" 1
+like "... in one line that says why" "$(cat "$T/ver.out")" \
+    "^dsroute: DSROUTE_STANDIN is set, but this is no stand-in of a running dsroute; unset it$"
 
 done_testing

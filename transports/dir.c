@@ -66,6 +66,7 @@ static int	 dir_listen(struct endpoint *, char *, size_t);
 static int	 dir_listen_name(struct endpoint *, const char *, char *,
 		    size_t, struct sockfile *, char *, size_t);
 static int	 dir_dial(struct endpoint *, int *);
+static int	 dir_find(struct endpoint *, struct found_list *);
 static int	 dir_setup(struct conn *, int);
 
 static const char *const dir_prefixes[] = { "dir:", NULL };
@@ -87,6 +88,8 @@ const struct transport transport_dir = {
 	.dial = dir_dial,
 	.listen_name = dir_listen_name,
 	.unlisten_name = sockfile_remove,
+	.find = dir_find,
+	.dial_found = uds_dial_found,
 	.setup = dir_setup,
 	.handshake = socket_handshake,
 	.read = socket_read,
@@ -278,6 +281,14 @@ listener_refusal(const struct endpoint *ep, int fd, const char *path)
 	return (uds_named_listener_refusal(path, &cred, &dn));
 }
 
+/* The runtimes' sockets in the directory now. */
+static int
+dir_find(struct endpoint *ep, struct found_list *l)
+{
+	finder_scan(&DIRECTORY(ep)->finder);
+	return (read_candidates(ep, l));
+}
+
 /* Dial the newest runtime in the directory that accepts and holds up. */
 static int
 dir_dial(struct endpoint *ep, int *pending)
@@ -286,8 +297,7 @@ dir_dial(struct endpoint *ep, int *pending)
 	int			 saved;
 
 	memset(&l, 0, sizeof(l));
-	finder_scan(&DIRECTORY(ep)->finder);
-	if (read_candidates(ep, &l) == -1) {
+	if (dir_find(ep, &l) == -1) {
 		saved = errno;
 		found_free(&l);
 		errno = saved;

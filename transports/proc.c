@@ -63,6 +63,7 @@ static void	 proc_howto(const struct endpoint *);
 static int	 proc_runtime_port(const struct endpoint *);
 static int	 proc_listen(struct endpoint *, char *, size_t);
 static int	 proc_dial(struct endpoint *, int *);
+static int	 proc_find(struct endpoint *, struct found_list *);
 static int	 proc_setup(struct conn *, int);
 
 static const char *const proc_prefixes[] = { "proc:", NULL };
@@ -82,6 +83,8 @@ const struct transport transport_proc = {
 	.runtime_port = proc_runtime_port,
 	.listen = proc_listen,
 	.dial = proc_dial,
+	.find = proc_find,
+	.dial_found = uds_dial_found,
 	.setup = proc_setup,
 	.handshake = socket_handshake,
 	.read = socket_read,
@@ -257,8 +260,12 @@ listener_refusal(const struct endpoint *ep, int fd, const char *path)
 	return (NULL);
 }
 
+/*
+ * The runtimes' sockets of every process now, into l (which the caller
+ * frees); -1 with errno set if /proc cannot be read.
+ */
 static int
-proc_dial(struct endpoint *ep, int *pending)
+proc_find(struct endpoint *ep, struct found_list *l)
 {
 	struct proc_endpoint	*p = PROCS(ep);
 	struct proc_scan	 sc;
@@ -280,7 +287,19 @@ proc_dial(struct endpoint *ep, int *pending)
 		    "with CAP_SYS_PTRACE and CAP_DAC_OVERRIDE; -v debug names "
 		    "them", ep->name, sc.denied);
 	}
-	return (finder_dial(ep, &p->finder, &sc.found, listener_refusal,
+	*l = sc.found;
+	return (0);
+}
+
+static int
+proc_dial(struct endpoint *ep, int *pending)
+{
+	struct found_list	 l;
+
+	memset(&l, 0, sizeof(l));
+	if (proc_find(ep, &l) == -1)
+		return (-1);
+	return (finder_dial(ep, &PROCS(ep)->finder, &l, listener_refusal,
 	    pending));
 }
 

@@ -34,6 +34,7 @@ int		 inherit_take_inet(const struct endpoint *,
 struct default_name;
 struct peer_cred;
 int		 uds_dial_path(const char *, int *);
+int		 uds_dial_found(struct endpoint *, const char *, int *);
 int		 uds_peer_cred(struct conn *, struct peer_cred *);
 int		 uds_peer_bound_name(struct conn *, char *, size_t);
 int		 uds_conn_setup(struct conn *, int, const char *);

@@ -23,6 +23,7 @@ struct endpoint;
 struct endpoint_ids;
 struct endpoint_option;
 struct evbuffer;
+struct found_list;
 struct sockfile;
 
 /* Results of stream operations besides a byte count. */
@@ -108,6 +109,15 @@ struct transport {
 	int	 (*listen_name)(struct endpoint *, const char *, char *, size_t,
 		    struct sockfile *, char *, size_t);
 	void	 (*unlisten_name)(struct sockfile *);
+
+	/*
+	 * Runtimes found by their sockets (dir:, proc:): find lists the
+	 * sockets there now, each with its KEY (the runtime's start time),
+	 * passing over what is no runtime's; dial_found dials one of them,
+	 * whose listener setup then checks as for dial.
+	 */
+	int	 (*find)(struct endpoint *, struct found_list *);
+	int	 (*dial_found)(struct endpoint *, const char *, int *);
 
 	/*
 	 * Streams.  setup runs once the socket is connected (accepted or

@@ -296,6 +296,14 @@ uds_dial(struct endpoint *ep, int *pending)
 	return (uds_dial_path(UDS(ep)->path, pending));
 }
 
+/* A runtime found at path by dir: or proc:, as their dial_found. */
+int
+uds_dial_found(struct endpoint *ep, const char *path, int *pending)
+{
+	(void)ep;
+	return (uds_dial_path(path, pending));
+}
+
 /* Start connecting to the socket at path (shorter than sun_path). */
 int
 uds_dial_path(const char *path, int *pending)

@@ -253,3 +253,16 @@ rss_kb() {
 fd_count() {
 	ls "/proc/$1/fd" | wc -l
 }
+
+# runtime_in NAME DIR [USER GROUP [FAKERT-ARGS]]: a fake runtime listening
+# at its own default socket name in DIR (its pid and start time in it).
+runtime_in() {
+	: >"$T/$1.ev"
+	chmod 0666 "$T/$1.ev"
+	bg "$1" setpriv --reuid="${3:-root}" --regid="${4:-root}" \
+	    --clear-groups sh -c 'k=$(sed -n "s/.*) //p" /proc/$$/stat |
+	    awk "{ print \$20 }"); exec "$0" --listen \
+	    "$1/dotnet-diagnostic-$$-$k-socket" --events "$2" $3' \
+	    "$FAKERT" "$2" "$T/$1.ev" "${5:-}"
+	wait_for 10 has_line "$T/$1.ev" '^listen ' || fail "$1 listens"
+}

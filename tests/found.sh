@@ -1,0 +1,102 @@
+#!/bin/sh
+# SPDX-License-Identifier: ISC
+#
+# Runtimes found by their sockets (dir:) kept by what they say of
+# themselves: a mirror shows each, ListRuntimes lists each, a tool's
+# command for one dials its socket.  New ones appear, gone ones go, and a
+# socket that never answers delays nobody.
+
+. "$top_srcdir/tests/lib/lib.sh"
+
+# standin_of LOG RUNTIME_PID: the stand-in mirroring it, from the log.
+standin_of() {
+	sed -n "s/^info: runtime pid $2 (cookie [0-9a-f]*) ([^)]*) is mirrored as pid \([0-9]*\) .*/\1/p" \
+	    "$T/$1.err" | tail -n 1
+}
+
+# plain DIR STANDIN: the stand-in's plain default-socket name.
+plain() {
+	ls "$1" | grep -E "^dotnet-diagnostic-$2-[0-9]+-socket$" | sed "s|^|$1/|"
+}
+
+D=$T/d
+W=$T/w
+mkdir -m 700 "$D" "$W"
+runtime_in a "$D" root root "--name Orders.Api"
+runtime_in b "$D" root root "--name Billing"
+A=$(pid_of a)
+B=$(pid_of b)
+
+# A mirror of the runtimes in a directory.
+start_dsroute m -v debug --link-poll 0.5 --handshake-timeout 1 \
+    "dir:$W,listen" "dir:$D,connect"
+check "a runtime found in the directory is mirrored" \
+    wait_for 10 eval '[ -n "$(standin_of m $A)" ]'
+check "... and the other" wait_for 10 eval '[ -n "$(standin_of m $B)" ]'
+check "... each said found there" has_line "$T/m.err" \
+    "runtime pid $A .*\(Orders\.Api\) is found on dir:$D at $D/dotnet-diagnostic-$A-"
+check "a tool on a's name is served" \
+    tool --timeout 10 "$(plain "$W" "$(standin_of m "$A")")" processinfo
+is "... by a" "$(field pid "$T/tool.out")" "$A"
+check "a tool on b's name is served" \
+    tool --timeout 10 "$(plain "$W" "$(standin_of m "$B")")" repeat 3 processinfo
+is "... by b alone" "$(count_lines "$T/b.ev" '^command 0x04 0x00 ')" 3
+is "... a saw only the router's ProcessInfo2 and its own tool's" \
+    "$(count_lines "$T/a.ev" '^command ')" 2
+
+# A socket that accepts and never answers delays nobody.
+bg mute python3 -c '
+import socket, os, time
+k = open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]
+s = socket.socket(socket.AF_UNIX)
+s.bind("%s/dotnet-diagnostic-%d-%s-socket" % ("'"$D"'", os.getpid(), k))
+s.listen(8)
+c = []
+while True:
+    c.append(s.accept()[0])
+'
+runtime_in c "$D" root root "--name Shipping"
+C=$(pid_of c)
+check "a runtime that starts later appears, a mute socket beside it" \
+    wait_for 10 eval '[ -n "$(standin_of m $C)" ]'
+is "the mute socket is not mirrored" \
+    "$(ls "$W" | grep -c "^dotnet-diagnostic-$(pid_of mute)-")" 0
+check "... and its silence is said at debug, not as a warning" \
+    wait_for 10 has_line "$T/m.err" "^dbug: dir:$D: $D/dotnet-diagnostic-$(pid_of mute)-.*: no ProcessInfo"
+stop mute
+
+stop a KILL
+check "a runtime that goes leaves the mirror" \
+    wait_for 10 has_line "$T/m.err" "runtime pid $A .* is no longer found on dir:$D"
+check "... with its names" wait_for 10 eval '[ -z "$(ls "$W" | grep -- "-$A-")" ]'
+stop_dsroute m
+is "the mirror is empty after SIGTERM" "$(ls "$W" | wc -l)" 0
+
+# A node that lists the runtimes of its directory, and a workstation.
+start_dsroute node -v debug tcp:127.0.0.1:0 "dir:$D,connect"
+NP=$(port_of node local)
+check "dsroute ps lists the runtimes found in the node's directory" \
+    wait_for 10 eval '"$DSROUTE" ps tcp:127.0.0.1:$NP | grep -q Shipping'
+"$DSROUTE" ps "tcp:127.0.0.1:$NP" >"$T/ps.out"
+like "... each with how it was found" "$(grep "^ *$B " "$T/ps.out")" \
+    "^ *$B +Billing +dir "
+check "a tool that names no runtime is served as before" \
+    tool --timeout 10 "tcp:127.0.0.1:$NP" processinfo
+W2=$T/w2
+mkdir -m 700 "$W2"
+start_dsroute ws --link-poll 0.5 "dir:$W2,listen" \
+    "tcp:127.0.0.1:$NP,connect,peer=router"
+check "the workstation mirrors the node's found runtimes" \
+    wait_for 10 eval '[ -n "$(standin_of ws $B)" ]'
+check "a tool on the workstation reaches b through the node" \
+    tool --timeout 10 "$(plain "$W2" "$(standin_of ws "$B")")" processinfo2
+is "... b itself" "$(field pid "$T/tool.out")" "$B"
+like "... the node dialled b's socket for it" \
+    "$(grep 'command=ProcessInfo2 ' "$T/node.err" | grep 'tool=tcp:' | tail -n 1)" \
+    "runtime=dir:$D.* runtime_pid=$B .*answer=ok"
+stop_dsroute ws
+stop_dsroute node
+stop b
+stop c
+
+done_testing
