@@ -95,6 +95,8 @@ int		 platform_parent_death(pid_t);
 void		 platform_set_name(const char *);
 void		 platform_close_from(int);
 int		 platform_drop(const char *, const char *, int, char *, size_t);
+int		 platform_dir_watch(const char *);
+void		 platform_dir_watch_drain(int);
 int		 platform_inherited_fds(struct inherited_fd **, size_t *, char *,
 		    size_t);
 

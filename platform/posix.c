@@ -21,6 +21,9 @@
 #include "config.h"
 
 #include <sys/types.h>
+#ifdef HAVE_SYS_INOTIFY_H
+#include <sys/inotify.h>
+#endif
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -1141,4 +1144,40 @@ out:
 	free(count_s);
 	free(names);
 	return (rv);
+}
+
+/*
+ * A descriptor that becomes readable when names are made or removed in
+ * dir (inotify), or -1 where the system has none: the caller rescans on
+ * a timer then.
+ */
+int
+platform_dir_watch(const char *dir)
+{
+#ifdef HAVE_SYS_INOTIFY_H
+	int	 fd;
+
+	if ((fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1)
+		return (-1);
+	if (inotify_add_watch(fd, dir, IN_CREATE | IN_DELETE | IN_MOVED_TO |
+	    IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR) == -1) {
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+#else
+	(void)dir;
+	errno = ENOSYS;
+	return (-1);
+#endif
+}
+
+/* Read what the watch has to say: only that something changed counts. */
+void
+platform_dir_watch_drain(int fd)
+{
+	char	 buf[4096];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
 }

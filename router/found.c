@@ -3,8 +3,9 @@
 /*
  * Runtimes found by their sockets (dir:, proc:) kept as records, so that
  * a mirror can show them and ListRuntimes list them.  Each scan of the
- * endpoint (every --link-poll for a mirror, at each ListRuntimes for a
- * router that lists them) asks each socket it does not know yet for the
+ * endpoint (for a mirror every --link-poll, and shortly after the
+ * directory changes where the transport can watch it; at each
+ * ListRuntimes for a router that lists them) asks each socket it does not know yet for the
  * runtime's ProcessInfo2, on a connection of its own (an exchange), and
  * drops the records of sockets that are gone.  A tool's command for one
  * of them dials that socket (session.c).
@@ -29,6 +30,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "platform/platform.h"
 #include "router/engine.h"
 #include "router/ext.h"
 #include "router/log.h"
@@ -38,6 +40,7 @@
 #include "transports/transport.h"
 
 #define FOUND_PROBES	16
+#define FOUND_SETTLE_MS	100	/* after a change, before the scan */
 
 /* A socket asked for its runtime's ProcessInfo. */
 struct probe {
@@ -55,6 +58,9 @@ struct finding {
 	uint8_t			 kind;		/* EXT_FOUND_DIR or _PROC */
 	struct event		 timer;		/* a mirror's next scan */
 	int			 periodic;
+	struct event		 watch;		/* the directory changed */
+	int			 watch_fd;	/* -1: rescans alone */
+	int			 soon;		/* a scan is due shortly */
 	uint64_t		 generation;	/* of the last scan */
 	int			 said_error;
 	TAILQ_HEAD(, probe)	 probes;
@@ -63,6 +69,7 @@ struct finding {
 
 static void	 probe_free(struct probe *);
 static void	 found_scan_cb(evutil_socket_t, short, void *);
+static void	 found_changed(evutil_socket_t, short, void *);
 
 /*
  * Watch the runtimes found on the route's endpoint on side: scanned every
@@ -88,9 +95,18 @@ found_start(struct route *r, int side, int periodic, char *err, size_t len)
 	TAILQ_INIT(&f->probes);
 	evtimer_assign(&f->timer, base, found_scan_cb, f);
 	r->finding = f;
+	f->watch_fd = -1;
 	if (periodic) {
 		timeval_ms(&tv, 0);
 		evtimer_add(&f->timer, &tv);
+		/* A runtime that starts appears at once, not at a rescan. */
+		if (r->endpoint[side].transport->watch != NULL &&
+		    (f->watch_fd = r->endpoint[side].transport->watch(
+		    &r->endpoint[side])) != -1) {
+			event_assign(&f->watch, base, f->watch_fd,
+			    EV_READ | EV_PERSIST, found_changed, f);
+			event_add(&f->watch, NULL);
+		}
 	}
 	return (0);
 }
@@ -255,6 +271,25 @@ found_scan(struct route *r)
 	runtime_found_sweep(r, f->generation);
 }
 
+/*
+ * Names came or went where the runtimes are: scan shortly, once however
+ * many changes come meanwhile.
+ */
+static void
+found_changed(evutil_socket_t fd, short what, void *arg)
+{
+	struct finding	*f = arg;
+	struct timeval	 tv;
+
+	(void)what;
+	platform_dir_watch_drain(fd);
+	if (f->soon)
+		return;
+	f->soon = 1;
+	timeval_ms(&tv, FOUND_SETTLE_MS);
+	evtimer_add(&f->timer, &tv);
+}
+
 /* A mirror's scan is due: scan, and again after --link-poll. */
 static void
 found_scan_cb(evutil_socket_t fd, short what, void *arg)
@@ -264,6 +299,7 @@ found_scan_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	f->soon = 0;
 	found_scan(f->route);
 	if (!draining) {
 		timeval_ms(&tv, settings.link_poll_ms);
@@ -279,6 +315,10 @@ found_stop(struct route *r)
 	if (f == NULL)
 		return;
 	evtimer_del(&f->timer);
+	if (f->watch_fd != -1) {
+		event_del(&f->watch);
+		close(f->watch_fd);
+	}
 	while (!TAILQ_EMPTY(&f->probes))
 		probe_free(TAILQ_FIRST(&f->probes));
 	free(f);

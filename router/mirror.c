@@ -101,6 +101,13 @@ mirror_start(struct route *r, int side, char *err, size_t len)
 		    r->endpoint[side].name, other->name);
 		return (-1);
 	}
+	/* Its own sockets there would be found, and mirrored, in a loop. */
+	if (other->transport->find != NULL &&
+	    strcmp(other->name, r->endpoint[side].name) == 0) {
+		snprintf(err, len, "%s: a mirror cannot show the runtimes of "
+		    "the directory it makes its names in", other->name);
+		return (-1);
+	}
 	/* The stand-ins' program, opened before privileges are dropped. */
 	if (standin_init(err, len) == -1)
 		return (-1);

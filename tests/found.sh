@@ -72,6 +72,22 @@ check "... with its names" wait_for 10 eval '[ -z "$(ls "$W" | grep -- "-$A-")" 
 stop_dsroute m
 is "the mirror is empty after SIGTERM" "$(ls "$W" | wc -l)" 0
 
+# The directory is watched: a runtime that starts appears at once, not at
+# the next rescan.
+W3=$T/w3
+mkdir -m 700 "$W3"
+start_dsroute mi --link-poll 60 "dir:$W3,listen" "dir:$D,connect"
+check "with a rescan a minute away, the runtimes there now are mirrored" \
+    wait_for 10 eval '[ -n "$(standin_of mi $B)" ]'
+runtime_in e "$D" root root "--name Late.Api"
+check "... and one that starts later appears within seconds" \
+    wait_for 5 eval '[ -n "$(standin_of mi $(pid_of e))" ]'
+stop e
+stop_dsroute mi
+refused "a mirror of the directory it makes its names in is refused" \
+    "a mirror cannot show the runtimes of the directory it makes its names in" \
+    "dir:$D,listen" "dir:$D,connect"
+
 # A node that lists the runtimes of its directory, and a workstation.
 start_dsroute node -v debug tcp:127.0.0.1:0 "dir:$D,connect"
 NP=$(port_of node local)

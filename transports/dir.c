@@ -67,6 +67,7 @@ static int	 dir_listen_name(struct endpoint *, const char *, char *,
 		    size_t, struct sockfile *, char *, size_t);
 static int	 dir_dial(struct endpoint *, int *);
 static int	 dir_find(struct endpoint *, struct found_list *);
+static int	 dir_watch(struct endpoint *);
 static int	 dir_setup(struct conn *, int);
 
 static const char *const dir_prefixes[] = { "dir:", NULL };
@@ -89,6 +90,7 @@ const struct transport transport_dir = {
 	.listen_name = dir_listen_name,
 	.unlisten_name = sockfile_remove,
 	.find = dir_find,
+	.watch = dir_watch,
 	.dial_found = uds_dial_found,
 	.setup = dir_setup,
 	.handshake = socket_handshake,
@@ -287,6 +289,12 @@ dir_find(struct endpoint *ep, struct found_list *l)
 {
 	finder_scan(&DIRECTORY(ep)->finder);
 	return (read_candidates(ep, l));
+}
+
+static int
+dir_watch(struct endpoint *ep)
+{
+	return (platform_dir_watch(DIRECTORY(ep)->path));
 }
 
 /* Dial the newest runtime in the directory that accepts and holds up. */

@@ -114,10 +114,13 @@ struct transport {
 	 * Runtimes found by their sockets (dir:, proc:): find lists the
 	 * sockets there now, each with its KEY (the runtime's start time),
 	 * passing over what is no runtime's; dial_found dials one of them,
-	 * whose listener setup then checks as for dial.
+	 * whose listener setup then checks as for dial; watch, where it can,
+	 * says when to look again sooner than the next rescan.
 	 */
 	int	 (*find)(struct endpoint *, struct found_list *);
 	int	 (*dial_found)(struct endpoint *, const char *, int *);
+	/* A descriptor readable when find may find more or less, or -1. */
+	int	 (*watch)(struct endpoint *);
 
 	/*
 	 * Streams.  setup runs once the socket is connected (accepted or
