@@ -287,9 +287,9 @@ many_runtimes() {
 	for poll in default 0.5; do
 		t=""
 		[ "$poll" = default ] || t="--link-poll $poll"
-		mr_start NODET nodet tcp:127.0.0.1:$(port 42),listen \
+		mr_start NODET "nodet-$poll" tcp:127.0.0.1:$(port 42),listen \
 		    uds:"$W/many-nodet.sock",listen
-		mr_start WST linkt $t dir:"$wt",listen \
+		mr_start WST "linkt-$poll" $t dir:"$wt",listen \
 		    tcp:127.0.0.1:$(port 42),connect,peer=router
 		sleep 1
 		mr_mem "link-mirror-poll-$poll" 0 "$WST"
