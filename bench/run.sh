@@ -450,6 +450,14 @@ main() {
 	    libssl-dev socat haproxy stunnel4 openssl python3 procps strace
 	build
 	dsrouter_install
+	# Since a554f72 one runtime serves at most 64 tools at once
+	# (--max-sessions-per-runtime), and every idle and stalled session
+	# here goes to the one server: lift it too, where the builds know it.
+	if "$DSROUTE" --help 2>&1 | grep -q max-sessions-per-runtime &&
+	    { [ -z "${DSROUTE_B:-}" ] || "$DSROUTE_B" --help 2>&1 |
+	    grep -q max-sessions-per-runtime; }; then
+		DSR_LIMITS="$DSR_LIMITS --max-sessions-per-runtime $((IDLE_N + 100))"
+	fi
 
 	W=$(mktemp -d /tmp/dsb.XXXXXX)
 	trap cleanup EXIT
