@@ -16,6 +16,8 @@
  *	(the relay's CPU per GB from the --pid processes; with
  *	--runtime-pid, the two ends' too: this client's and the server's)
  *   dsbench rr ADDR --conc C --duration S [--max N]	fresh conn per command
+ *	(with --any-reply, any runtime's well-formed ProcessInfo reply is
+ *	taken, such as a fake runtime's behind a mirror, not only the server's)
  *   dsbench idle ADDR --n N --pid P [--hold S]	N quiet trace sessions
  *   dsbench stall ADDR --n N --bytes B --pid P	N streams nobody reads
  *   dsbench probe ADDR				is anything listening?
@@ -906,6 +908,7 @@ struct client_opts {
 	pid_t		 pids[MAX_PIDS];
 	int		 npids;
 	pid_t		 runtime_pid;	/* the far end, for the ends' CPU */
+	int		 any_reply;	/* rr: any runtime's ProcessInfo */
 };
 
 
@@ -997,6 +1000,27 @@ take_budget(long *budget)
 	return (ok);
 }
 
+/*
+ * Read a reply of another runtime (a fake one, or a real one): a
+ * well-formed OK header and the whole message it announces.  Return 0,
+ * or -1 if it is not one.
+ */
+static int
+read_any_reply(struct cconn *c)
+{
+	uint8_t		 buf[65536];
+	size_t		 size;
+
+	if (cread_all(c, buf, HDR_LEN) == -1 ||
+	    memcmp(buf, IPC_MAGIC, sizeof(IPC_MAGIC)) != 0 ||
+	    buf[16] != 0xff || buf[17] != 0x00)
+		return (-1);
+	size = (size_t)buf[14] | (size_t)buf[15] << 8;
+	if (size < HDR_LEN + 24)
+		return (-1);
+	return (cread_all(c, buf + HDR_LEN, size - HDR_LEN));
+}
+
 /* ProcessInfo on a fresh connection, again and again. */
 static void *
 rr_loop(void *arg)
@@ -1016,8 +1040,9 @@ rr_loop(void *arg)
 			continue;
 		}
 		if (cwrite_all(&c, req, sizeof(req)) == -1 ||
+		    (t->o->any_reply ? read_any_reply(&c) :
 		    cread_all(&c, got, wlen) == -1 ||
-		    memcmp(got, want, wlen) != 0) {
+		    memcmp(got, want, wlen) != 0)) {
 			t->errors++;
 			cclose(&c);
 			continue;
@@ -1323,7 +1348,8 @@ usage(void)
 	    "[--tls HOST:PORT --cert F --key F]\n"
 	    "       dsbench stream ADDR --bytes N [--pid P]... [--name N] "
 	    "[--runtime-pid P]\n"
-	    "       dsbench rr ADDR [--conc C] [--duration S] [--max N]\n"
+	    "       dsbench rr ADDR [--conc C] [--duration S] [--max N] "
+	    "[--any-reply]\n"
 	    "       dsbench idle ADDR [--n N] [--hold S] --pid P\n"
 	    "       dsbench stall ADDR [--n N] [--bytes B] [--hold S] --pid P\n"
 	    "       dsbench probe ADDR\n"
@@ -1349,6 +1375,7 @@ main(int argc, char *argv[])
 		{ "runtime-pid", required_argument, NULL, 'R' },
 		{ "path", required_argument, NULL, 'P' },
 		{ "chunk-max", required_argument, NULL, 'K' },
+		{ "any-reply", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct client_opts	 o;
@@ -1413,6 +1440,9 @@ main(int argc, char *argv[])
 			break;
 		case 'K':
 			chunk_max = atoi(optarg);
+			break;
+		case 'A':
+			o.any_reply = 1;
 			break;
 		default:
 			usage();

@@ -17,7 +17,8 @@
 # dsroute, e.g. "-v warning" to drop the one log line per session that
 # the peers here do not write), WAIT_QUIET (wait up to this many
 # seconds for the load average to fall below QUIET_LOAD, default 1.0),
-# KEEP (keep the work directory), OUT (results directory).
+# KEEP (keep the work directory), OUT (results directory), MANY_N,
+# MANY_ROUNDS, MANY_PS_REPS (the many-runtimes part, bench/many.sh).
 
 set -eu
 cd "$(dirname "$0")/.."
@@ -26,14 +27,16 @@ top=$(pwd)
 if [ -n "${QUICK:-}" ]; then
 	: "${ROUNDS:=1}" "${IDLE_ROUNDS:=1}" "${PLAIN_BYTES:=268435456}"
 	: "${TLS_BYTES:=134217728}" "${RR_SECS:=0.5}" "${RR4_SECS:=0.5}"
-	: "${IDLE_N:=200}" "${STALL_N:=20}"
+	: "${IDLE_N:=200}" "${STALL_N:=20}" "${MANY_ROUNDS:=1}"
+	: "${MANY_PS_REPS:=3}"
 fi
 : "${ROUNDS:=5}" "${IDLE_ROUNDS:=3}"
 : "${PLAIN_BYTES:=1073741824}" "${TLS_BYTES:=1073741824}"
 : "${RR_SECS:=2}" "${RR4_SECS:=1.5}" "${IDLE_N:=1000}"
 : "${STALL_N:=100}" "${STALL_BYTES:=67108864}"
 : "${PORT_BASE:=17100}" "${ONLY:=.}" "${OUT:=$top/bench/results}"
-: "${WORKLOADS:=stream rr syscalls idle}" "${DSROUTE_ARGS:=}"
+: "${WORKLOADS:=stream rr syscalls idle many}" "${DSROUTE_ARGS:=}"
+: "${MANY_N:=100}" "${MANY_ROUNDS:=3}" "${MANY_PS_REPS:=5}"
 # Every session of the benchmark comes from one peer (this uid, or
 # 127.0.0.1), which dsroute's default limits (1024 sessions, 64 per peer)
 # would cut off in the idle and stalled workloads: lift them above IDLE_N.
@@ -80,6 +83,13 @@ build() {
 	if [ ! -x "$B/dsbench" ] || [ "$B/dsbench" -ot bench/dsbench.c ]; then
 		gcc -O2 -g -Wall -Wextra -Wno-unused-parameter \
 		    -o "$B/dsbench" bench/dsbench.c -lssl -lcrypto -lpthread
+	fi
+	# The tests' fake runtime, for the many-runtimes part.
+	if [ ! -x "$B/fakert" ] || [ "$B/fakert" -ot tests/helpers/fakert.c ]
+	then
+		gcc -O2 -g -Wall -Wextra -I tests/helpers \
+		    -DTESTS_SHA256_OPENSSL -o "$B/fakert" \
+		    tests/helpers/fakert.c -lcrypto -lpthread
 	fi
 }
 
@@ -429,6 +439,8 @@ syscalls() {
 	    }' "$out" >>"$RAW"
 }
 
+. "$top/bench/many.sh"
+
 # ---- the run -------------------------------------------------------------
 
 main() {
@@ -438,6 +450,14 @@ main() {
 	    libssl-dev socat haproxy stunnel4 openssl python3 procps strace
 	build
 	dsrouter_install
+	# Since a554f72 one runtime serves at most 64 tools at once
+	# (--max-sessions-per-runtime), and every idle and stalled session
+	# here goes to the one server: lift it too, where the builds know it.
+	if "$DSROUTE" --help 2>&1 | grep -q max-sessions-per-runtime &&
+	    { [ -z "${DSROUTE_B:-}" ] || "$DSROUTE_B" --help 2>&1 |
+	    grep -q max-sessions-per-runtime; }; then
+		DSR_LIMITS="$DSR_LIMITS --max-sessions-per-runtime $((IDLE_N + 100))"
+	fi
 
 	W=$(mktemp -d /tmp/dsb.XXXXXX)
 	trap cleanup EXIT
@@ -490,7 +510,9 @@ main() {
 		    "RR_SECS=$RR_SECS RR4_SECS=$RR4_SECS IDLE_N=$IDLE_N" \
 		    "STALL_N=$STALL_N STALL_BYTES=$STALL_BYTES" \
 		    "DSR_LIMITS='$DSR_LIMITS'" \
-		    "DSROUTE_ARGS='$DSROUTE_ARGS'"
+		    "DSROUTE_ARGS='$DSROUTE_ARGS'" "WORKLOADS='$WORKLOADS'" \
+		    "MANY_N=$MANY_N MANY_ROUNDS=$MANY_ROUNDS" \
+		    "MANY_PS_REPS=$MANY_PS_REPS"
 	} >"$RAW"
 	log "raw results: $RAW"
 
@@ -529,6 +551,7 @@ main() {
 
 	# Stream and fresh-connection rounds, the order rotating each round.
 	n=$(echo $RUN | wc -w)
+	[ "$n" -gt 0 ] || ROUNDS=0
 	for r in $(seq 1 "$ROUNDS"); do
 		log "round $r of $ROUNDS"
 		order=$(echo $RUN | tr ' ' '\n' |
@@ -567,6 +590,7 @@ main() {
 	idle_configs=$(echo $RUN | tr ' ' '\n' | grep -v -e '^direct-' \
 	    -e ':ws-' || true)
 	want idle || idle_configs=""
+	[ -n "$idle_configs" ] || IDLE_ROUNDS=0
 	for r in $(seq 1 "$IDLE_ROUNDS"); do
 		log "idle round $r of $IDLE_ROUNDS"
 		for c in $idle_configs; do
@@ -579,6 +603,15 @@ main() {
 			    --bytes "$STALL_BYTES" --hold 1.5
 		done
 	done
+
+	# Many runtimes behind one router, mirrored (bench/many.sh).
+	if want many; then
+		echo "# many runtimes: start $(date -u +%TZ), load" \
+		    "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW"
+		many_runtimes
+		echo "# many runtimes: end $(date -u +%TZ), load" \
+		    "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW"
+	fi
 
 	echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW"
 	cp "$RAW" "$OUT/latest-raw.txt"

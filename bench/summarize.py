@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: ISC
 
-"""Turn the RESULT lines of one bench/run.sh run into a Markdown report.
+"""Turn the RESULT lines of bench/run.sh runs into a Markdown report.
+
+    summarize.py RAW [RAW...]
+
+Several raw files (e.g. a full run and a later run of WORKLOADS=many
+alone) are reported together, each file's header shown.
 
 Medians over rounds with [min-max]; ratios are paired: taken within each
 round (against direct-tcp or direct-tls and against the peers of the same
@@ -89,8 +94,190 @@ def direction(config):
     return config.split(":", 1)[1] if ":" in config else None
 
 
+def parse_all(paths):
+    header, results, skips = [], [], {}
+    for i, path in enumerate(paths):
+        h, r, sk = parse(path)
+        if len(paths) > 1:
+            h = [f"**{path.rsplit('/', 1)[-1]}**"] + h
+        header += h
+        results += r
+        skips.update(sk)
+    return header, results, skips
+
+
+def many_section(results, w):
+    """The many-runtimes part (bench/many.sh), if it ran."""
+    mem = [r for r in results if r["kind"] == "many-mem"]
+    ps = [r for r in results if r["kind"] == "many-ps"]
+    app = [r for r in results if r["kind"] in ("many-appear", "many-gone")]
+    rr = [r for r in results if r["kind"] == "rr" and
+          r["config"].startswith("many:")]
+    if not (mem or ps or app or rr):
+        return
+    w("## Many runtimes (fake runtimes dialling in; bench/many.sh)")
+    w("")
+
+    def m(config, stage):
+        for r in mem:
+            if r["config"] == config and r["stage"] == stage:
+                return r
+        return None
+
+    def f(r, k):
+        return float(r[k]) if r and k in r else None
+
+    if mem:
+        n = max(int(r["runtimes"]) for r in mem)
+        w("### Memory (RSS of the router alone; its stand-ins apart)")
+        w("")
+        w("| router | stage | runtimes | router RSS KiB | fds | stand-ins | "
+          "stand-ins' RSS KiB (sum) | stand-ins' PSS KiB (sum) |")
+        w("|---|---|---|---|---|---|---|---|")
+        for r in mem:
+            w(f"| {r['config']} | {r['stage']} | {r['runtimes']} | "
+              f"{r['rss_kib']} | {r['fds']} | {r['standins']} | "
+              f"{r['standin_rss_kib']} | {r['standin_pss_kib']} |")
+        w("")
+        rows = []
+
+        def per(label, config, a, b, count=n):
+            ra, rb = m(config, a), m(config, b)
+            if ra is None or rb is None:
+                return
+            d = (f(rb, "rss_kib") - f(ra, "rss_kib")) / count
+            fd = (f(rb, "fds") - f(ra, "fds")) / count
+            rows.append(f"| {label} | {d:.1f} | {fd:.1f} |")
+
+        per("node: a parked runtime record (0 → N)", "node", "0", str(n))
+        per("node: … with its ProcessInfo, after a listing (0 → N listed)",
+            "node", "0", f"{n}-listed")
+        per("mirror: a mirrored runtime, its three sockets (0 → N)",
+            "mirror", "0", str(n))
+        for c in sorted({r["config"] for r in mem
+                         if r["config"].startswith("link-mirror-poll-")}):
+            per(f"linked mirror ({c[12:]}): a mirrored runtime (0 → N)",
+                c, "0", str(n))
+        per("node: left after N came and went (0 → gone1)", "node", "0",
+            "gone1")
+        per("node: left after a second N (gone1 → gone2)", "node", "gone1",
+            "gone2")
+        per("mirror: left after N came and went (0 → gone1)", "mirror", "0",
+            "gone1")
+        per("mirror: left after a second N (gone1 → gone2)", "mirror",
+            "gone1", "gone2")
+        if rows:
+            w(f"| per runtime (N = {n}) | router RSS KiB | fds |")
+            w("|---|---|---|")
+            for x in rows:
+                w(x)
+            w("")
+        sts = [r for r in mem if int(r["standins"]) > 0]
+        if sts:
+            w("| stand-ins of | runtimes | RSS KiB per stand-in | "
+              "PSS KiB per stand-in |")
+            w("|---|---|---|---|")
+            for r in sts:
+                k = int(r["standins"])
+                w(f"| {r['config']} ({r['stage']}) | {k} | "
+                  f"{int(r['standin_rss_kib']) / k:.0f} | "
+                  f"{int(r['standin_pss_kib']) / k:.0f} |")
+            w("")
+
+    if ps:
+        w("### `dsroute ps` (a process each: start-up included)")
+        w("")
+        w("`node-tcp`: `dsroute ps tcp:` against the node router (no "
+          "mirror, runtimes parked on its Unix socket). The node lists a "
+          "runtime only once it has its ProcessInfo, which it asks for "
+          "when a listing finds it unknown: *first* is the first listing "
+          "after the runtimes came, *complete* the time from it until a "
+          "listing (asked every 20 ms) showed them all. `mirror-dir`: "
+          "`dsroute ps dir:` on the mirror's directory.")
+        w("")
+        w("| runtimes | node-tcp first ms (rows) | node-tcp complete ms "
+          "(listings) | node-tcp steady ms | mirror-dir steady ms |")
+        w("|---|---|---|---|---|")
+        for k in sorted({int(r["runtimes"]) for r in ps}):
+            def sel(c, ph):
+                return [r for r in ps if r["config"] == c and
+                        r["phase"] == ph and int(r["runtimes"]) == k]
+            first = sel("node-tcp", "first")
+            comp = sel("node-tcp", "complete")
+            st = [float(r["ms"]) for r in sel("node-tcp", "steady")]
+            md = [float(r["ms"]) for r in sel("mirror-dir", "steady")]
+            bad = [r for r in sel("node-tcp", "steady") +
+                   sel("mirror-dir", "steady") if int(r["rows"]) != k]
+            w(f"| {k} | "
+              + (f"{first[0]['ms']} ({first[0]['rows']})" if first else "–")
+              + " | "
+              + (f"{comp[0]['ms']} ({comp[0]['listings']})" if comp
+                 else "–")
+              + f" | {rng(st, 1)} | {rng(md, 1)}"
+              + (" (rows missing!)" if bad else "") + " |")
+        w("")
+
+    if app:
+        w("### Time until the runtimes appear in a mirror, and are gone")
+        w("")
+        w("From starting the fake runtimes (killing them, SIGKILL) until "
+          "the mirror's directory has a name for each (none); "
+          "`mirror-local`: the runtimes dial the mirror's router; "
+          "`link-poll-*`: they dial a node router that a second router's "
+          "mirror is linked to.")
+        w("")
+        w("| mirror | runtimes | appear s | gone s | rounds |")
+        w("|---|---|---|---|---|")
+        loc = [r for r in app if r["config"] == "mirror-local"]
+        for r in loc:
+            if r["kind"] == "many-appear":
+                w(f"| mirror-local (stage {r['stage']}) | {r['runtimes']} | "
+                  f"{float(r['appear_s']):.3f} | – | 1 |")
+        for r in loc:
+            if r["kind"] == "many-gone":
+                w(f"| mirror-local (round {r['round']}) | {r['runtimes']} | "
+                  f"– | {float(r['gone_s']):.3f} | 1 |")
+        for c in sorted({r["config"] for r in app
+                         if r["config"].startswith("link-")}):
+            rs = [r for r in app if r["config"] == c]
+            ap = [float(r["appear_s"]) for r in rs]
+            go = [float(r["gone_s"]) for r in rs]
+            w(f"| {c} | {rs[0]['runtimes']} | {rng(ap)} | {rng(go)} | "
+              f"{len(rs)} |")
+        w("")
+
+    if rr:
+        w("### A fresh connection per ProcessInfo to one runtime, "
+          "through a mirror name")
+        w("")
+        w("c=1; `mirror-K`: the runtime is one of K behind the mirror's "
+          "router; `link-K`: one of K behind a node router, through a "
+          "linked mirror (two routers). × 1 runtime: paired within each "
+          "round. Relay CPU: the router's process tree (both routers for "
+          "link).")
+        w("")
+        w("| config | conn/s | × 1 runtime | p50 µs | p99 µs | errors | "
+          "relay CPU µs/conn |")
+        w("|---|---|---|---|---|---|---|")
+        run = Run(rr)
+        for c in dict.fromkeys(r["config"] for r in rr):
+            kind, _, k = c[5:].rpartition("-")
+            ref = f"many:{kind}-1"
+            errs = sum(int(r.get("errors", "0")) for r in rr
+                       if r["config"] == c)
+            w(f"| {c[5:]} | {rng(run.values('rr', '1', c, 'conn_per_s'), 0)} | "
+              f"{fmt(run.paired('rr', '1', c, ref, 'conn_per_s')) if c != ref else '–'} | "
+              f"{fmt(med(run.values('rr', '1', c, 'p50_us')), 0)} | "
+              f"{fmt(med(run.values('rr', '1', c, 'p99_us')), 0)} | {errs} | "
+              f"{fmt(med(run.values('rr', '1', c, 'relay_cpu_us_per_conn')), 1)} |")
+        w("")
+
+
 def main():
-    header, results, skips = parse(sys.argv[1])
+    header, results, skips = parse_all(sys.argv[1:])
+    many = [r for r in results if r["kind"].startswith("many-") or
+            r["config"].startswith("many:")]
+    results = [r for r in results if r not in many]
     run = Run(results)
     configs = []
     for r in results:
@@ -239,6 +426,11 @@ def main():
                 return f"{float(rs[0]['per_unit']):.1f} | {top}"
             w(f"| {c} | {cell(rr)} | {cell(st)} |")
         w("")
+
+    many_section(many, w)
+    if not results:
+        print("\n".join(out))
+        return
 
     # The targets of issue 24 (and the earlier ones it keeps), for dsroute.
     w("## Targets (dsroute, same run)")
