@@ -239,6 +239,7 @@ struct route {
 	struct mirror		*mirror;	/* dir:...,listen (mirror.c) */
 	struct link		*link;		/* its peer=router side (link.c) */
 	struct finding		*finding;	/* its dir: or proc: (found.c) */
+	int			 listed;	/* ListRuntimes came: learn each */
 	TAILQ_HEAD(, session)	 waiting;	/* tools waiting for a runtime */
 	struct session		*offer;		/* client-client: the open offer */
 	struct event		 offer_timer;

@@ -69,11 +69,15 @@ runtime_reachable(const struct runtime *rt, int tool_side)
 	    rt->info != NULL ? rt->app : NULL));
 }
 
-/* Whether the route must learn each runtime's ProcessInfo. */
+/*
+ * Whether the route must learn each runtime's ProcessInfo: for a mirror,
+ * for app=, and once it has been asked for a listing, so that a runtime
+ * that dials later is in the next one.
+ */
 static int
 wants_info(const struct route *r)
 {
-	return (r->mirror != NULL ||
+	return (r->mirror != NULL || r->listed ||
 	    acl_has_apps(r->endpoint[SIDE_LOCAL].policy) ||
 	    acl_has_apps(r->endpoint[SIDE_REMOTE].policy));
 }
@@ -528,6 +532,7 @@ runtime_list(struct route *r, int tool_side, struct evbuffer *out)
 	size_t			 n;
 	int			 count = 0;
 
+	r->listed = 1;
 	/* Runtimes found by their sockets: those asked now, next time. */
 	if (ep->role == ROLE_CONNECT && ep->transport->find != NULL &&
 	    found_start(r, OTHER_SIDE(tool_side), 0, err, sizeof(err)) == 0)
