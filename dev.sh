@@ -85,7 +85,8 @@ valgrind_pass() {
 	    >build/valgrind/check.out 2>&1
 }
 valgrind_tests="tests/startup.sh tests/modes.sh tests/commands.sh tests/chain.sh
-	tests/badinput.sh tests/isolation.sh tests/teardown.sh tests/faults.sh"
+	tests/badinput.sh tests/isolation.sh tests/teardown.sh tests/faults.sh
+	tests/mirror.sh tests/link.sh tests/found.sh"
 
 # Configure build/$1 (once) with the remaining configure flags.
 configure_in() {

@@ -109,6 +109,7 @@ errand_send(struct runtime *rt, enum errand_kind kind)
 {
 	struct timeval	 tv;
 	uint8_t		 msg[IPC_HEADER_LEN];
+	char		 name[96];
 
 	if (rt->errand_timer == NULL && (rt->errand_timer =
 	    evtimer_new(base, errand_timeout, rt)) == NULL)
@@ -121,6 +122,12 @@ errand_send(struct runtime *rt, enum errand_kind kind)
 		goto nomem;
 	rt->errands_due &= ~(1U << kind);
 	rt->errand = kind;
+	if (log_enabled(LL_DEBUG)) {
+		runtime_name(rt, name, sizeof(name));
+		log_debug("%s: the router sends its own %s on the parked "
+		    "connection", name, ipc_command_name(requests[kind].set,
+		    requests[kind].id));
+	}
 	timeval_ms(&tv, settings.handshake_timeout_ms);
 	evtimer_add(rt->errand_timer, &tv);
 	conn_update(&rt->parked);

@@ -252,6 +252,14 @@ runtime_park(struct session *s, const char **why)
 			errand_want(rt, ERRAND_INFO);
 		resume_watch(rt);
 	} else if (rt->parked.fd != -1) {
+		/*
+		 * A runtime dials again once it answered: an answer to our
+		 * errand may wait on the old connection, unread.
+		 */
+		if (errand_busy(rt))
+			errand_event(rt);
+	}
+	if (rt->parked.fd != -1) {
 		runtime_name(rt, name, sizeof(name));
 		log_debug("%s: a newer connection replaces the parked one",
 		    name);

@@ -107,9 +107,8 @@ check "the workstation mirrors the node's found runtimes" \
 check "a tool on the workstation reaches b through the node" \
     tool --timeout 10 "$(plain "$W2" "$(standin_of ws "$B")")" processinfo2
 is "... b itself" "$(field pid "$T/tool.out")" "$B"
-like "... the node dialled b's socket for it" \
-    "$(grep 'command=ProcessInfo2 ' "$T/node.err" | grep 'tool=tcp:' | tail -n 1)" \
-    "runtime=dir:$D.* runtime_pid=$B .*answer=ok"
+check "... the node dialled b's socket for it" wait_for 10 has_line \
+    "$T/node.err" "command=ProcessInfo2 tool=tcp:.* runtime=dir:$D.* runtime_pid=$B .*answer=ok"
 stop_dsroute ws
 stop_dsroute node
 stop b
