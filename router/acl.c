@@ -96,6 +96,9 @@ struct acl_policy {
 	int			 advertise_none; /* advertise=none */
 	char			**apps;		/* app=PATTERN: runtimes reached */
 	size_t			 napps;
+	char			**cmdlines;	/* cmdline=PATTERN */
+	size_t			 ncmdlines;
+	unsigned		 found;		/* found=HOW: bits of 1 << how */
 };
 
 static const char *const role_names[] = {
@@ -167,6 +170,9 @@ acl_policy_free(struct acl_policy *p)
 	for (i = 0; i < p->napps; i++)
 		free(p->apps[i]);
 	free(p->apps);
+	for (i = 0; i < p->ncmdlines; i++)
+		free(p->cmdlines[i]);
+	free(p->cmdlines);
 	free(p->advertisers);
 	free(p->allow);
 	free(p->grants);
@@ -689,60 +695,107 @@ acl_set_dump_dir(struct acl_policy **pp, const char *v, char *err,
 	return (0);
 }
 
+/* Add a pattern to a list of them; -1 with a reason. */
+static int
+add_pattern(char ***list, size_t *n, const char *opt, const char *v,
+    char *err, size_t len)
+{
+	char	**grown, *pattern;
+
+	if (*v == '\0' || strlen(v) > 1023) {
+		snprintf(err, len, "%s=%s: give a shell pattern, at most 1023 "
+		    "bytes", opt, v);
+		return (-1);
+	}
+	if ((grown = reallocarray(*list, *n + 1, sizeof(*grown))) == NULL)
+		goto nomem;
+	*list = grown;
+	if ((pattern = strdup(v)) == NULL)
+		goto nomem;
+	(*list)[(*n)++] = pattern;
+	return (0);
+
+nomem:
+	snprintf(err, len, "out of memory");
+	return (-1);
+}
+
+static const char *const found_names[] = {
+	[ACL_FOUND_ADVERTISE] = "advertise",
+	[ACL_FOUND_DIR] = "dir",
+	[ACL_FOUND_PROC] = "proc",
+	[ACL_FOUND_LINK] = "link",
+};
+
 /*
- * app=PATTERN: the tools of this endpoint reach, and are shown, only the
- * runtimes whose name (a shell pattern, fnmatch(3)) matches one given.
+ * The runtimes an endpoint's tools reach, and are shown, by what each
+ * says of itself and how the router knows it: app=PATTERN (its name),
+ * cmdline=PATTERN (its command line; shell patterns, fnmatch(3)), and
+ * found=advertise|dir|proc|link.  Each may be given more than once: one
+ * of a kind must match, for each kind given.
  */
 int
-acl_add_app(struct acl_policy **pp, const char *v, char *err, size_t len)
+acl_add_runtime_rule(struct acl_policy **pp, const char *opt, const char *v,
+    char *err, size_t len)
 {
 	struct acl_policy	*p;
-	char			**apps, *app;
+	size_t			 i;
 
-	if (*v == '\0' || strlen(v) > 255) {
-		snprintf(err, len, "app=%s: give a name or a shell pattern of "
-		    "one, at most 255 bytes", v);
-		return (-1);
-	}
 	if ((p = policy_get(pp, err, len)) == NULL)
 		return (-1);
-	if ((apps = reallocarray(p->apps, p->napps + 1,
-	    sizeof(*apps))) == NULL || (app = strdup(v)) == NULL) {
-		if (apps != NULL)
-			p->apps = apps;
-		snprintf(err, len, "out of memory");
-		return (-1);
+	if (strcmp(opt, "app") == 0)
+		return (add_pattern(&p->apps, &p->napps, opt, v, err, len));
+	if (strcmp(opt, "cmdline") == 0)
+		return (add_pattern(&p->cmdlines, &p->ncmdlines, opt, v, err,
+		    len));
+	for (i = 1; i < sizeof(found_names) / sizeof(found_names[0]); i++) {
+		if (strcmp(v, found_names[i]) == 0) {
+			p->found |= 1U << i;
+			return (0);
+		}
 	}
-	p->apps = apps;
-	p->apps[p->napps++] = app;
-	return (0);
+	snprintf(err, len, "found=%s: give advertise, dir, proc or link", v);
+	return (-1);
 }
 
 /* Whether the policy names the runtimes its tools may reach. */
 int
-acl_has_apps(const struct acl_policy *p)
+acl_names_runtimes(const struct acl_policy *p)
 {
-	return (p != NULL && p->napps > 0);
+	return (p != NULL && (p->napps > 0 || p->ncmdlines > 0 ||
+	    p->found != 0));
 }
 
-/*
- * Whether the tools of policy p may reach the runtime named name (NULL:
- * not known yet, which only a policy without app= lets through).
- */
-int
-acl_app_allowed(const struct acl_policy *p, const char *name)
+static int
+matches_one(char *const *patterns, size_t n, const char *s)
 {
 	size_t	 i;
 
-	if (!acl_has_apps(p))
+	if (n == 0)
 		return (1);
-	if (name == NULL)
-		return (0);
-	for (i = 0; i < p->napps; i++) {
-		if (fnmatch(p->apps[i], name, 0) == 0)
+	for (i = 0; i < n; i++) {
+		if (fnmatch(patterns[i], s, 0) == 0)
 			return (1);
 	}
 	return (0);
+}
+
+/*
+ * Whether the tools of policy p may reach the runtime rt (NULL: not known
+ * yet, which only a policy that names no runtime lets through).
+ */
+int
+acl_runtime_allowed(const struct acl_policy *p, const struct acl_runtime *rt)
+{
+	if (!acl_names_runtimes(p))
+		return (1);
+	if (rt == NULL)
+		return (0);
+	if (p->found != 0 && (rt->found <= 0 || rt->found >= ACL_FOUND_KINDS ||
+	    !(p->found & (1U << rt->found))))
+		return (0);
+	return (matches_one(p->apps, p->napps, rt->app) &&
+	    matches_one(p->cmdlines, p->ncmdlines, rt->cmdline));
 }
 
 /* max-buffer-mb=N: the largest EventPipe buffer a tool may ask for. */

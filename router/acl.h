@@ -49,6 +49,22 @@ struct acl_peer {
 	gid_t			 group_gid;
 };
 
+/* How the router knows a runtime (the values of ext.h's ext_found). */
+enum acl_found {
+	ACL_FOUND_ADVERTISE = 1,
+	ACL_FOUND_DIR,
+	ACL_FOUND_PROC,
+	ACL_FOUND_LINK,
+	ACL_FOUND_KINDS
+};
+
+/* A runtime as app=, cmdline= and found= judge it. */
+struct acl_runtime {
+	const char		*app;
+	const char		*cmdline;
+	int			 found;		/* enum acl_found */
+};
+
 struct acl_decision {
 	int			 allow;
 	uint32_t		 hresult;	/* of the error frame if denied */
@@ -70,9 +86,11 @@ int		 acl_add_advertiser(struct acl_policy **, const char *, char *,
 		    size_t);
 int		 acl_add_allow(struct acl_policy **, enum allow_kind,
 		    const char *, char *, size_t);
-int		 acl_add_app(struct acl_policy **, const char *, char *, size_t);
-int		 acl_has_apps(const struct acl_policy *);
-int		 acl_app_allowed(const struct acl_policy *, const char *);
+int		 acl_add_runtime_rule(struct acl_policy **, const char *,
+		    const char *, char *, size_t);
+int		 acl_names_runtimes(const struct acl_policy *);
+int		 acl_runtime_allowed(const struct acl_policy *,
+		    const struct acl_runtime *);
 int		 acl_set_dump_dir(struct acl_policy **, const char *, char *,
 		    size_t);
 int		 acl_set_max_buffer(struct acl_policy **, const char *, char *,

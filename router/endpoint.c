@@ -9,7 +9,7 @@
  *	listen, connect			the role, else decided at start-up
  *	peer=runtime|tool|router	what a connect endpoint reaches
  *	policy=ROLE, allow=CMD, deny=CMD, ROLE=PRINCIPAL, dump-dir=DIR,
- *	max-buffer-mb=N, advertise=PEER, app=PATTERN
+ *	max-buffer-mb=N, advertise=PEER, app=, cmdline=, found=
  *					the access control of acl.c
  *	allow-cn=, allow-san=, allow-fp=	an identity allow-list, where
  *					the transport's peers have identities
@@ -44,6 +44,8 @@ static int	 set_dump(struct endpoint *, const char *, char *, size_t);
 static int	 set_full(struct endpoint *, const char *, char *, size_t);
 static int	 set_dump_dir(struct endpoint *, const char *, char *, size_t);
 static int	 set_app(struct endpoint *, const char *, char *, size_t);
+static int	 set_cmdline(struct endpoint *, const char *, char *, size_t);
+static int	 set_found(struct endpoint *, const char *, char *, size_t);
 static int	 set_max_buffer(struct endpoint *, const char *, char *,
 		    size_t);
 static int	 set_allow_cn(struct endpoint *, const char *, char *, size_t);
@@ -69,6 +71,8 @@ static const struct endpoint_option policy_options[] = {
 	{ "full", 1, set_full },
 	{ "dump-dir", 1, set_dump_dir },
 	{ "app", 1, set_app },
+	{ "cmdline", 1, set_cmdline },
+	{ "found", 1, set_found },
 	{ "max-buffer-mb", 1, set_max_buffer },
 };
 
@@ -184,7 +188,19 @@ set_dump_dir(struct endpoint *ep, const char *v, char *err, size_t len)
 static int
 set_app(struct endpoint *ep, const char *v, char *err, size_t len)
 {
-	return (acl_add_app(&ep->policy, v, err, len));
+	return (acl_add_runtime_rule(&ep->policy, "app", v, err, len));
+}
+
+static int
+set_cmdline(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_add_runtime_rule(&ep->policy, "cmdline", v, err, len));
+}
+
+static int
+set_found(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	return (acl_add_runtime_rule(&ep->policy, "found", v, err, len));
 }
 
 static int

@@ -26,6 +26,7 @@
 #include "router/util.h"
 
 struct evbuffer;
+struct acl_runtime;
 struct evconnlistener;
 struct exchange;
 struct ext_runtime;
@@ -310,7 +311,10 @@ void		 runtime_info_answer(struct runtime *, enum errand_kind,
 		    enum errand_result, const uint8_t *, size_t);
 int		 runtime_list(struct route *, int, struct evbuffer *);
 int		 runtime_reachable(const struct runtime *, int);
-const char	*runtime_app(struct route *, const uint8_t *);
+const struct acl_runtime *acl_runtime_of(const struct runtime *,
+		    struct acl_runtime *);
+const struct acl_runtime *runtime_acl(struct route *, const uint8_t *,
+		    struct acl_runtime *);
 int		 runtime_take_linked(struct session *, const char **,
 		    uint32_t *);
 void		 runtime_link_seen(struct route *, int,

@@ -195,6 +195,7 @@ judge_command(struct session *s, const uint8_t *msg, size_t len,
 				    OTHER_SIDE(s->tool_side)];
 	struct acl_peer		 peer;
 	struct acl_decision	 d;
+	struct acl_runtime	 ar;
 
 	peer_of(s, tool, &peer);
 	/* Only a local peer's role can depend on the runtime's uid. */
@@ -211,14 +212,14 @@ judge_command(struct session *s, const uint8_t *msg, size_t len,
 		d.reason = "the other side reaches a tool, not a runtime";
 	} else {
 		acl_decide(ep->policy, &peer, msg, len, &d);
-		if (d.allow && s->bound && !acl_app_allowed(ep->policy,
-		    runtime_app(s->route, s->bound_cookie))) {
-			/* A mirror's name, or SelectRuntime, for another app. */
+		if (d.allow && s->bound && !acl_runtime_allowed(ep->policy,
+		    runtime_acl(s->route, s->bound_cookie, &ar))) {
+			/* A mirror's name, or SelectRuntime, for another. */
 			d.allow = 0;
 			d.hresult = HRESULT_ACCESS_DENIED;
-			d.rule = "app=";
-			d.reason = "the endpoint's app= does not name this "
-			    "runtime";
+			d.rule = "app=, cmdline=, found=";
+			d.reason = "the endpoint's app=, cmdline= or found= "
+			    "does not name this runtime";
 		}
 	}
 	metrics.acl[len > IPC_SET_OFFSET ? metrics_set_of(msg[IPC_SET_OFFSET]) :

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * The workstation mirror, dir:PATH,listen: every runtime that dials the
- * route's other endpoint appears in PATH as a local process, so that the
+ * The workstation mirror, dir:PATH,listen: every runtime of the route's
+ * other endpoint (that dialled it, found by dir: or proc:, or listed by a
+ * linked router) appears in PATH as a local process, so that the
  * tools' own discovery (dotnet-trace ps, collect -p PID, -n NAME) finds
  * it.  The tools need a local process whose pid names the socket, so
  * each runtime gets a stand-in (standin.c), a child process named after
@@ -21,9 +22,10 @@
  * own pid and the first 8 hex digits of its cookie, all of which the
  * runtime reports, none of which depend on the stand-in.
  *
- * A runtime appears once it answered the router's ProcessInfo2 (its name
- * and command line) and disappears with its record (runtime.c): when its
- * parked connection dies, or it stays away past the backend wait.
+ * A runtime appears once its ProcessInfo2 (its name and command line)
+ * is known and disappears with its record (runtime.c): when its parked
+ * connection dies or it stays away past the backend wait, when its socket
+ * goes (found.c), or when the linked router stops listing it (link.c).
  */
 
 #include "config.h"
@@ -83,8 +85,8 @@ static void	 standin_ended(evutil_socket_t, short, void *);
 
 /*
  * Start a route's mirror on its endpoint side.  The other endpoint is
- * where runtimes dial in, or another dsroute (peer=router) whose runtimes
- * the link lists.
+ * where runtimes dial in, dir: or proc: (found.c), or another dsroute
+ * (peer=router) whose runtimes the link lists.
  */
 int
 mirror_start(struct route *r, int side, char *err, size_t len)
@@ -99,6 +101,12 @@ mirror_start(struct route *r, int side, char *err, size_t len)
 		    "router's: the other endpoint must listen (,listen), be "
 		    "dir: or proc:, or reach a dsroute (,peer=router), not %s",
 		    r->endpoint[side].name, other->name);
+		return (-1);
+	}
+	if (other->role == ROLE_LISTEN && other->transport->listen_name !=
+	    NULL) {
+		snprintf(err, len, "%s: a mirror on both sides: neither has "
+		    "runtimes to show", other->name);
 		return (-1);
 	}
 	/* Its own sockets there would be found, and mirrored, in a loop. */

@@ -88,12 +88,16 @@ decide_peers(struct route *r, char *err, size_t len)
 		if (ep->peer != PEER_AUTO)
 			given = ep->peer == PEER_RUNTIME ? side :
 			    OTHER_SIDE(side);
-		if (acl_has_apps(ep->policy) &&
+		/* A mirror's tools always name their runtime. */
+		if (acl_names_runtimes(ep->policy) &&
 		    r->endpoint[OTHER_SIDE(side)].role == ROLE_CONNECT &&
-		    r->endpoint[OTHER_SIDE(side)].peer != PEER_ROUTER) {
-			snprintf(err, len, "%s: app= names runtimes the router "
-			    "knows by their ProcessInfo, ones that dial it or a "
-			    "linked router's; %s dials one", ep->spec,
+		    r->endpoint[OTHER_SIDE(side)].peer != PEER_ROUTER &&
+		    (ep->transport->listen_name == NULL ||
+		    ep->role == ROLE_CONNECT)) {
+			snprintf(err, len, "%s: app=, cmdline= and found= name "
+			    "runtimes the router knows by their ProcessInfo, "
+			    "ones that dial it or a linked router's; %s dials "
+			    "one", ep->spec,
 			    r->endpoint[OTHER_SIDE(side)].name);
 			return (-1);
 		}

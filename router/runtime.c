@@ -60,13 +60,28 @@ dialled(const struct runtime *rt)
 
 /*
  * Whether the tools of the endpoint on tool_side may reach the runtime:
- * its app= patterns, if any, name it (which needs its ProcessInfo).
+ * its app=, cmdline= and found=, if any, name it (which needs its
+ * ProcessInfo).
  */
 int
 runtime_reachable(const struct runtime *rt, int tool_side)
 {
-	return (acl_app_allowed(rt->route->endpoint[tool_side].policy,
-	    rt->info != NULL ? rt->app : NULL));
+	struct acl_runtime	 ar;
+
+	return (acl_runtime_allowed(rt->route->endpoint[tool_side].policy,
+	    acl_runtime_of(rt, &ar)));
+}
+
+/* The runtime as app=, cmdline= and found= see it, or NULL if unknown. */
+const struct acl_runtime *
+acl_runtime_of(const struct runtime *rt, struct acl_runtime *ar)
+{
+	if (rt == NULL || rt->info == NULL)
+		return (NULL);
+	ar->app = rt->app;
+	ar->cmdline = rt->info->cmdline;
+	ar->found = rt->found;
+	return (ar);
 }
 
 /*
@@ -78,20 +93,18 @@ static int
 wants_info(const struct route *r)
 {
 	return (r->mirror != NULL || r->listed ||
-	    acl_has_apps(r->endpoint[SIDE_LOCAL].policy) ||
-	    acl_has_apps(r->endpoint[SIDE_REMOTE].policy));
+	    acl_names_runtimes(r->endpoint[SIDE_LOCAL].policy) ||
+	    acl_names_runtimes(r->endpoint[SIDE_REMOTE].policy));
 }
 
 /*
- * The name of the route's runtime of that cookie, as app= matches it, or
- * NULL while its ProcessInfo is not known.
+ * The route's runtime of that cookie as app=, cmdline= and found= see
+ * it, or NULL while its ProcessInfo is not known.
  */
-const char *
-runtime_app(struct route *r, const uint8_t *cookie)
+const struct acl_runtime *
+runtime_acl(struct route *r, const uint8_t *cookie, struct acl_runtime *ar)
 {
-	struct runtime	*rt = runtime_find(r, cookie);
-
-	return (rt != NULL && rt->info != NULL ? rt->app : NULL);
+	return (acl_runtime_of(runtime_find(r, cookie), ar));
 }
 
 /* Whether the runtime of that cookie is gone, or was never known. */

@@ -84,6 +84,14 @@ check "... and one that starts later appears within seconds" \
     wait_for 5 eval '[ -n "$(standin_of mi $(pid_of e))" ]'
 stop e
 stop_dsroute mi
+W4=$T/w4
+mkdir -m 700 "$W4"
+start_dsroute mf --link-poll 0.3 "dir:$W4,listen,found=advertise" \
+    "dir:$D,connect"
+check "found=: the runtimes found otherwise are asked" \
+    wait_for 10 eval '[ "$(count_lines "$T/b.ev" "^command 0x04 0x04 ")" -ge 3 ]'
+is "... but not mirrored" "$(ls "$W4" | wc -l)" 0
+stop_dsroute mf
 refused "a mirror of the directory it makes its names in is refused" \
     "a mirror cannot show the runtimes of the directory it makes its names in" \
     "dir:$D,listen" "dir:$D,connect"

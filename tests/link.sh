@@ -247,11 +247,11 @@ tool --timeout 10 "tcp:127.0.0.1:$AP" raw "${SELECT}${PINFO}"
 like "app=: SelectRuntime of a runtime it does not name is refused" \
     "$(cat "$T/tool.out")" "reply 444f544e45545f4950435f5631001800ffff000005000780"
 check "... with an audit line naming app=" wait_for 10 has_line "$T/anode.err" \
-    "audit: .*cookie=$OC command=ProcessInfo decision=deny .*rule=\"app=\""
+    "audit: .*cookie=$OC command=ProcessInfo decision=deny .*rule=\"app=, cmdline=, found=\""
 is "... and the runtime never saw it" \
     "$(count_lines "$T/o.ev" '^command 0x04 0x00 ')" 0
 refused "app= on a route that dials its one runtime is refused at start-up" \
-    "app= names runtimes the router knows by their ProcessInfo" \
+    "app=, cmdline= and found= name runtimes the router knows by their ProcessInfo" \
     "uds:$T/y.sock,listen,app=X" "uds:$T/rt4.sock,connect"
 stop_dsroute anode
 stop o

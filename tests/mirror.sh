@@ -140,6 +140,13 @@ is "... but it is not mirrored" "$(ls "$M2" | grep -c Billing)" 0
 is "... and no stand-in stands for it" \
     "$(ps -o comm= --ppid "$(pid_of q)" | grep -c Billing)" 0
 stop_dsroute q
+rm -f "$M2"/*
+start_dsroute q3 -v debug "dir:$M2,listen,cmdline=*--name Billing*" \
+    "uds:$T/rt5.sock,listen"
+check "cmdline=: the runtime whose command line it matches is mirrored" \
+    wait_for 10 eval 'ls "$M2" | grep -q "^dsroute-Billing-"'
+is "... and not the other" "$(ls "$M2" | grep -c Orders)" 0
+stop_dsroute q3
 stop q1
 stop q2
 
@@ -150,6 +157,9 @@ refused "a mirror directory anyone may write to is refused at start-up" \
     "directory $T/open is writable by others and not sticky" \
     "dir:$T/open,listen" "uds:$T/rt2.sock,listen"
 is "... and nothing is made there" "$(ls "$T/open" | wc -l)" 0
+refused "a mirror on both sides is refused at start-up" \
+    "a mirror on both sides: neither has runtimes to show" \
+    "dir:$M,listen" "dir:$T,listen"
 refused "a mirror directory that does not exist is refused at start-up" \
     "directory $T/none: No such file" \
     "dir:$T/none,listen" "uds:$T/rt2.sock,listen"

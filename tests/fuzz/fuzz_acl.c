@@ -182,11 +182,13 @@ apply_option(struct built *b, char *line)
 		rv = acl_set_max_buffer(&b->policy, value, err, sizeof(err));
 		if (rv == 0)
 			b->max_mb = strtoul(value, NULL, 10);
-	} else if (strcmp(line, "app") == 0) {
-		rv = acl_add_app(&b->policy, value, err, sizeof(err));
-		/* A runtime not named yet is reached only without app=. */
-		if (acl_app_allowed(b->policy, NULL) ==
-		    acl_has_apps(b->policy))
+	} else if (strcmp(line, "app") == 0 || strcmp(line, "cmdline") == 0 ||
+	    strcmp(line, "found") == 0) {
+		rv = acl_add_runtime_rule(&b->policy, line, value, err,
+		    sizeof(err));
+		/* A runtime not known yet is reached only without them. */
+		if (acl_runtime_allowed(b->policy, NULL) ==
+		    acl_names_runtimes(b->policy))
 			abort();
 	} else if (acl_role_parse(line, &role) == 0)
 		rv = acl_add_grant(&b->policy, role, value, err, sizeof(err));

@@ -1034,27 +1034,45 @@ test_advertise(void)
 	acl_policy_free(p);
 }
 
-/* app=: which runtimes an endpoint's tools reach, by name. */
+/* app=, cmdline=, found=: which runtimes an endpoint's tools reach. */
 static void
-test_apps(void)
+test_runtime_rules(void)
 {
-	struct acl_policy	*p = NULL;
+	struct acl_policy	*p = NULL, *q = NULL;
+	struct acl_runtime	 orders = { "Orders.Api",
+				    "/usr/bin/dotnet /srv/orders/Orders.Api.dll",
+				    ACL_FOUND_ADVERTISE };
+	struct acl_runtime	 billing = { "Billing", "/srv/billing/Billing",
+				    ACL_FOUND_PROC };
 
-	ok(acl_app_allowed(NULL, NULL) && acl_app_allowed(NULL, "x"),
-	    "app=: without it every runtime, named or not yet");
-	ok(acl_add_app(&p, "Orders.*", err, sizeof(err)) == 0 &&
-	    acl_add_app(&p, "Billing", err, sizeof(err)) == 0 &&
-	    acl_has_apps(p), "app=: two patterns");
-	ok(acl_app_allowed(p, "Orders.Api") && acl_app_allowed(p, "Billing") &&
-	    acl_app_allowed(p, "Orders."), "app=: a pattern or a name matches");
-	ok(!acl_app_allowed(p, "Billing.Worker") && !acl_app_allowed(p,
-	    "orders.api") && !acl_app_allowed(p, "XOrders.Api"),
-	    "app=: whole names, case counts");
-	ok(!acl_app_allowed(p, NULL), "app=: a runtime not named yet is not "
-	    "reached");
-	ok(acl_add_app(&p, "", err, sizeof(err)) == -1 &&
+	ok(acl_runtime_allowed(NULL, NULL) && acl_runtime_allowed(NULL,
+	    &orders), "without rules every runtime, named or not yet");
+	ok(acl_add_runtime_rule(&p, "app", "Orders.*", err,
+	    sizeof(err)) == 0 && acl_add_runtime_rule(&p, "app", "Billing",
+	    err, sizeof(err)) == 0 && acl_names_runtimes(p), "app=: two");
+	ok(acl_runtime_allowed(p, &orders) && acl_runtime_allowed(p,
+	    &billing), "app=: a pattern or a name matches");
+	orders.app = "orders.api";
+	ok(!acl_runtime_allowed(p, &orders), "app=: case counts");
+	orders.app = "XOrders.Api";
+	ok(!acl_runtime_allowed(p, &orders), "app=: the whole name");
+	orders.app = "Orders.Api";
+	ok(!acl_runtime_allowed(p, NULL), "a runtime not known yet is not "
+	    "reached where rules name runtimes");
+	ok(acl_add_runtime_rule(&p, "found", "proc", err, sizeof(err)) == 0 &&
+	    !acl_runtime_allowed(p, &orders) && acl_runtime_allowed(p,
+	    &billing), "found=proc: with app=, both must hold");
+	ok(acl_add_runtime_rule(&q, "cmdline", "*/srv/orders/*", err,
+	    sizeof(err)) == 0 && acl_runtime_allowed(q, &orders) &&
+	    !acl_runtime_allowed(q, &billing), "cmdline=: a pattern of the "
+	    "command line");
+	ok(acl_add_runtime_rule(&q, "app", "", err, sizeof(err)) == -1 &&
 	    strstr(err, "app=") != NULL, "app=: empty refused, with a reason");
+	ok(acl_add_runtime_rule(&q, "found", "ssh", err, sizeof(err)) == -1 &&
+	    strstr(err, "advertise, dir, proc or link") != NULL,
+	    "found=: an unknown way refused, with the known ones");
 	acl_policy_free(p);
+	acl_policy_free(q);
 }
 
 int
@@ -1073,6 +1091,6 @@ main(void)
 	test_payloads();
 	test_random();
 	test_advertise();
-	test_apps();
+	test_runtime_rules();
 	return (tap_done());
 }
