@@ -16,11 +16,13 @@
 #    set as usual, find them by the stand-ins' pids and names.
 #
 # Then a mirror without a link, on the router the apps dial (mir, in the
-# namespace too); an app killed and one started on the node; and a
-# mirror that is pid 1 of its namespace, as in a container.
+# namespace too); an app killed and one started on the node; an app the
+# node finds with dir:, listed over mutual TLS; and a mirror that is pid
+# 1 of its namespace, as in a container.
 
 . "$top_srcdir/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/interop.sh"
+. "$top_srcdir/tests/lib/tls.sh"
 
 command -v unshare >/dev/null || skip_all "no unshare(1)"
 command -v nsenter >/dev/null || skip_all "no nsenter(1)"
@@ -285,13 +287,44 @@ check "... Orders.Api stays" grep -Eq "^ *$SB +Orders\.Api " "$T/ps.out"
 check "... and its stand-in ends" wait_for 10 in_ns sh -c "! [ -e /proc/$SA ]"
 check "... and without a link too" wait_for 10 ps_gone "$WM" dsapp
 start_rt c "$DSAPP"
-C=$(pid_of c)
+NEWC=$(pid_of c)
 wait_for 60 app_ready c || fail "a new dsapp starts" "$(cat "$T/c.out")"
 check "a new app on the node is mirrored" \
-    wait_for 20 eval '[ -n "$(standin_of ws $C)" ]'
-SC=$(standin_of ws "$C")
+    wait_for 20 eval '[ -n "$(standin_of ws $NEWC)" ]'
+SC=$(standin_of ws "$NEWC")
 check "... and dotnet-trace ps lists it, as its stand-in's pid ($SC)" \
     wait_for 10 ps_line "$W" dsapp "$SC"
+
+# An app the node finds by its default socket (dir:), listed to the
+# workstation over mutual TLS.
+make_base_certs
+start_app f
+wait_for 60 app_ready f || fail "a dsapp for dir: starts" "$(cat "$T/f.out")"
+F=$(pid_of f)
+start_dsroute tnode -v debug "dir:$T/f.d,connect" \
+    "tls:127.0.0.1:0,$(cert localhost),ca=$C/ca.pem,allow-cn=client1,operate=cn:client1"
+WT=$T/wt
+mkdir -m 0700 "$WT"
+start_ws wst -v debug --link-poll 0.5 "dir:$WT,listen" \
+    "tls:127.0.0.1:$(port_of tnode remote),connect,peer=router,ca=$C/ca.pem,$(cert client1)"
+check "an app found by dir: on the node is mirrored over TLS" \
+    wait_for 20 eval '[ -n "$(standin_of wst $F)" ]'
+SF=$(standin_of wst "$F")
+check "... dotnet-trace ps lists it as its stand-in's pid ($SF)" \
+    wait_for 10 ps_line "$WT" dsapp "$SF"
+check "... dotnet-trace collect -p $SF" ws_tool dtf "$WT" trace collect \
+    -p "$SF" --providers "$PROVIDERS" --duration 00:00:00:02 \
+    -o "$T/dtf.nettrace"
+is "... its trace comes from that app's process" \
+    "$(trace_pid "$T/dtf.nettrace")" "$F"
+check "... with its events" client dpf parse "$T/dtf.nettrace"
+like "... (dsclient)" "$(cat "$T/dpf.out")" "dsroute-test=[1-9]"
+check "... the node dialled the app's socket, over the TLS listing" \
+    wait_for 10 has_line "$T/tnode.err" \
+    "command=CollectTracing[0-9]* tool=tls:.* runtime=dir:$T/f\.d.* runtime_pid=$F "
+stop_ws wst
+stop_dsroute tnode
+stop_app f
 
 stop_app b
 stop_app c
