@@ -160,14 +160,14 @@ fi
 add_deb_src
 mkdir -p "$cache"
 work=$(mktemp -d "$cache/build.XXXXXX")
-log=$cache/build.log
+log=$work/build.log
 # The stamp is written last: a prefix without it is incomplete.
 rm -rf "$prefix"
 toolchain >"$work/toolchain.cmake"
 if ! { build_libevent && build_mbedtls; } >"$log" 2>&1; then
 	tail -n 40 "$log" >&2
 	echo "deps.sh: the Windows libraries failed to build; the log is" \
-	    "$log, the sources $work" >&2
+	    "$log, beside the sources" >&2
 	exit 1
 fi
 rm -rf "$work"
