@@ -7,7 +7,8 @@
  *	pipeclient.exe info PIPE
  *	    Connect to PIPE, send ProcessInfo, print
  *	    "processinfo pid=N cookie=HEX cmdline=... os=... arch=..." and
- *	    "timing connect-ms=F roundtrip-ms=F".
+ *	    "timing connect-ms=F roundtrip-ms=F busy-waits=N absent-waits=N"
+ *	    (how often ERROR_PIPE_BUSY and ERROR_FILE_NOT_FOUND were retried).
  *	pipeclient.exe relay PORT PIPE
  *	    Listen on 127.0.0.1:PORT (0: any free port) and join each accepted
  *	    TCP connection to a new connection to PIPE, one thread each way.
@@ -24,14 +25,19 @@
  *	pipeclient.exe source PIPE MIB
  *	    Serve PIPE; write MIB MiB to the first client, then exit (a bulk
  *	    stream to measure a relay with, no runtime needed).
+ *	pipeclient.exe list
+ *	    List \\.\pipe\* with FindFirstFile, as tools on Windows find
+ *	    runtimes; "list: error N" where that fails (it does under wine 8).
  *	pipeclient.exe sink PIPE
  *	    Connect to PIPE and read it to its end: "sink bytes=N seconds=F
  *	    mib-per-s=F" (the pipe alone, to compare a relay with).
  *
  * PIPE is a bare name (dotnet-diagnostic-32) or a full \\.\pipe\ path.
  * Connecting retries for up to 10 s (PIPECLIENT_TIMEOUT_MS overrides) while the
- * pipe does not exist yet or all its instances are busy (ERROR_PIPE_BUSY, then
- * WaitNamedPipe).  Output lines end in LF, not CRLF: stdout is binary.
+ * pipe does not exist yet (every 50 ms) or all its instances are busy
+ * (ERROR_PIPE_BUSY: every 10 ms, or with WaitNamedPipe(1 s) when
+ * PIPECLIENT_WAITNAMEDPIPE=1; under wine 8 that wedges the runtime's
+ * diagnostic server when several clients connect at once: README).  Output lines end in LF, not CRLF: stdout is binary.
  * Exit codes: 0 ok, 1 failure (a "pipeclient: ..." line on stderr), 2 usage.
  */
 
@@ -59,6 +65,8 @@ static wchar_t	 pipe_path[512];
 static char	 pipe_name_utf8[512];
 static DWORD	 connect_timeout_ms = 10000;
 static LONG	 conn_seq;
+static int	 busy_waits, absent_waits;
+static int	 use_waitnamedpipe;
 static double	 qpc_freq;
 
 static void __attribute__((noreturn, format(gnu_printf, 1, 2)))
@@ -117,9 +125,19 @@ pipe_connect(void)
 		if (GetTickCount() - start > connect_timeout_ms)
 			break;
 		if (err == ERROR_PIPE_BUSY) {
-			/* Every instance is taken: wait for one, bounded. */
-			WaitNamedPipeW(pipe_path, 1000);
+			/*
+			 * Every instance is taken.  Under wine 8, waiting
+			 * with WaitNamedPipe while the runtime makes its next
+			 * instance wedges its diagnostic server (README), so
+			 * the default is a short sleep.
+			 */
+			busy_waits++;
+			if (use_waitnamedpipe)
+				WaitNamedPipeW(pipe_path, 1000);
+			else
+				Sleep(10);
 		} else if (err == ERROR_FILE_NOT_FOUND) {
+			absent_waits++;
 			Sleep(50);	/* not created yet */
 		} else
 			break;
@@ -327,7 +345,8 @@ do_info(void)
 	r = command(h, 0x00, &len);
 	t2 = now_ms();
 	print_reply(0x00, r, len);
-	printf("timing connect-ms=%.3f roundtrip-ms=%.3f\n", t1 - t0, t2 - t1);
+	printf("timing connect-ms=%.3f roundtrip-ms=%.3f busy-waits=%d "
+	    "absent-waits=%d\n", t1 - t0, t2 - t1, busy_waits, absent_waits);
 	free(r);
 	CloseHandle(h);
 	return (0);
@@ -405,6 +424,31 @@ do_source(long mib)
 	    (t1 - t0) / 1000, mib / ((t1 - t0) / 1000));
 	DisconnectNamedPipe(h);
 	CloseHandle(h);
+	return (0);
+}
+
+/* list: the pipes FindFirstFile sees. */
+static int
+do_list(void)
+{
+	WIN32_FIND_DATAW	 fd;
+	HANDLE			 h;
+	char			 name[MAX_PATH * 3];
+	int			 n = 0;
+
+	h = FindFirstFileW(L"\\\\.\\pipe\\*", &fd);
+	if (h == INVALID_HANDLE_VALUE) {
+		printf("list: error %lu\n", GetLastError());
+		return (1);
+	}
+	do {
+		WideCharToMultiByte(CP_UTF8, 0, fd.cFileName, -1, name,
+		    (int)sizeof(name), NULL, NULL);
+		printf("pipe %s\n", name);
+		n++;
+	} while (FindNextFileW(h, &fd));
+	FindClose(h);
+	printf("list: %d pipes\n", n);
 	return (0);
 }
 
@@ -632,7 +676,8 @@ usage(void)
 	    "       pipeclient.exe rlisten PIPE PORT\n"
 	    "       pipeclient.exe listen PIPE processinfo|resume...\n"
 	    "       pipeclient.exe source PIPE MIB\n"
-	    "       pipeclient.exe sink PIPE\n");
+	    "       pipeclient.exe sink PIPE\n"
+	    "       pipeclient.exe list\n");
 	exit(2);
 }
 
@@ -647,6 +692,8 @@ main(int argc, char **argv)
 	qpc_freq = (double)f.QuadPart;
 	if ((e = getenv("PIPECLIENT_TIMEOUT_MS")) != NULL)
 		connect_timeout_ms = (DWORD)strtoul(e, NULL, 10);
+	if ((e = getenv("PIPECLIENT_WAITNAMEDPIPE")) != NULL && *e == '1')
+		use_waitnamedpipe = 1;
 
 	if (argc == 3 && strcmp(argv[1], "info") == 0) {
 		set_pipe(argv[2]);
@@ -668,6 +715,8 @@ main(int argc, char **argv)
 		set_pipe(argv[2]);
 		return (do_source(atol(argv[3])));
 	}
+	if (argc == 2 && strcmp(argv[1], "list") == 0)
+		return (do_list());
 	if (argc == 3 && strcmp(argv[1], "sink") == 0) {
 		set_pipe(argv[2]);
 		return (do_sink());
