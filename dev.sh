@@ -131,7 +131,7 @@ distcheck_pass() {
 # (contrib/windows, docs/windows-port.md) stays out until the port's
 # Makefile.am lists it.
 dist_left_out=".ci/* .gitignore */.gitignore bench/results/*.txt debian/*
-    contrib/windows/* docs/windows-port.md"
+    contrib/windows/* docs/windows-port.md tests/windows/*"
 
 # Fail if a file git tracks is neither in the tarball nor in dist_left_out:
 # it was not added to EXTRA_DIST (Makefile.am).
