@@ -695,18 +695,12 @@ acl_set_dump_dir(struct acl_policy **pp, const char *v, char *err,
 	return (0);
 }
 
-/* Add a pattern to a list of them; -1 with a reason. */
+/* Add a pattern to a list of them; -1 when out of memory. */
 static int
-add_pattern(char ***list, size_t *n, const char *opt, const char *v,
-    char *err, size_t len)
+add_pattern(char ***list, size_t *n, const char *v, char *err, size_t len)
 {
 	char	**grown, *pattern;
 
-	if (*v == '\0' || strlen(v) > 1023) {
-		snprintf(err, len, "%s=%s: give a shell pattern, at most 1023 "
-		    "bytes", opt, v);
-		return (-1);
-	}
 	if ((grown = reallocarray(*list, *n + 1, sizeof(*grown))) == NULL)
 		goto nomem;
 	*list = grown;
@@ -739,23 +733,34 @@ acl_add_runtime_rule(struct acl_policy **pp, const char *opt, const char *v,
     char *err, size_t len)
 {
 	struct acl_policy	*p;
-	size_t			 i;
+	size_t			 i, how = 0;
 
+	/* Refused before a policy is made: an empty one would stay. */
+	if (strcmp(opt, "found") == 0) {
+		for (i = 1; i < sizeof(found_names) / sizeof(found_names[0]);
+		    i++) {
+			if (strcmp(v, found_names[i]) == 0)
+				how = i;
+		}
+		if (how == 0) {
+			snprintf(err, len, "found=%s: give advertise, dir, proc "
+			    "or link", v);
+			return (-1);
+		}
+	} else if (*v == '\0' || strlen(v) > 1023) {
+		snprintf(err, len, "%s=%s: give a shell pattern, at most 1023 "
+		    "bytes", opt, v);
+		return (-1);
+	}
 	if ((p = policy_get(pp, err, len)) == NULL)
 		return (-1);
-	if (strcmp(opt, "app") == 0)
-		return (add_pattern(&p->apps, &p->napps, opt, v, err, len));
-	if (strcmp(opt, "cmdline") == 0)
-		return (add_pattern(&p->cmdlines, &p->ncmdlines, opt, v, err,
-		    len));
-	for (i = 1; i < sizeof(found_names) / sizeof(found_names[0]); i++) {
-		if (strcmp(v, found_names[i]) == 0) {
-			p->found |= 1U << i;
-			return (0);
-		}
+	if (how != 0) {
+		p->found |= 1U << how;
+		return (0);
 	}
-	snprintf(err, len, "found=%s: give advertise, dir, proc or link", v);
-	return (-1);
+	if (strcmp(opt, "app") == 0)
+		return (add_pattern(&p->apps, &p->napps, v, err, len));
+	return (add_pattern(&p->cmdlines, &p->ncmdlines, v, err, len));
 }
 
 /* Whether the policy names the runtimes its tools may reach. */
