@@ -146,6 +146,8 @@ wait_for 10 test -s "$T/raw.port"
 start_dsroute p --ws-ping-interval 0.3 "uds:$T/p.sock" \
     "ws:127.0.0.1:$(cat "$T/raw.port")/diag,connect"
 tool "$T/p.sock" resume
+# The close follows the answer the tool already has: wait for it.
+wait_for 10 has_line "$T/raw.ev" '^close '
 is "a dialler's frames: the request, two pings, the close, all masked" \
     "$(tr '\n' ' ' <"$T/raw.ev")" \
     "frame 2 masked 20 frame 9 masked 0 frame 9 masked 0 close masked "
