@@ -185,7 +185,7 @@ errand_event(struct runtime *rt)
 	if (have < IPC_HEADER_LEN)
 		return;
 	reply = evbuffer_pullup(rt->errand_in, IPC_HEADER_LEN);
-	need = (size_t)reply[14] | (size_t)reply[15] << 8;
+	need = ipc_get16(reply + 14);
 	if (need < IPC_HEADER_LEN)
 		need = have;	/* not a header: let the caller say so */
 	if (have < need)

@@ -345,6 +345,17 @@ runtime_pick(struct route *r, int tool_side, const uint8_t *bound)
 	return (best);
 }
 
+/* The session's tool is served by rt from now on. */
+static void
+pair(struct session *s, struct runtime *rt)
+{
+	s->runtime = rt;
+	s->advertise = rt->advertise;
+	s->have_advertise = 1;
+	rt->active++;
+	rt->last_used = now_ms();
+}
+
 /*
  * Hand a parked runtime connection to a tool's session.  Return 1 if the
  * session now has its runtime, 0 if it has to wait, -1 with the reason
@@ -379,11 +390,7 @@ runtime_take(struct session *s, const char **why, uint32_t *hresult)
 	if (!s->bound)
 		r->current = rt;
 	conn_move(&s->conn[rt->side], &rt->parked);
-	s->runtime = rt;
-	s->advertise = rt->advertise;
-	s->have_advertise = 1;
-	rt->active++;
-	rt->last_used = now_ms();
+	pair(s, rt);
 	return (1);
 }
 
@@ -618,11 +625,7 @@ runtime_take_linked(struct session *s, const char **why, uint32_t *hresult)
 	*hresult = HRESULT_BUSY;
 	if (limit_runtime_admit(rt->active, why) == -1)
 		return (-1);
-	s->runtime = rt;
-	s->advertise = rt->advertise;
-	s->have_advertise = 1;
-	rt->active++;
-	rt->last_used = now_ms();
+	pair(s, rt);
 	return (1);
 }
 
