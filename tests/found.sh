@@ -8,17 +8,6 @@
 
 . "$top_srcdir/tests/lib/lib.sh"
 
-# standin_of LOG RUNTIME_PID: the stand-in mirroring it, from the log.
-standin_of() {
-	sed -n "s/^info: runtime pid $2 (cookie [0-9a-f]*) ([^)]*) is mirrored as pid \([0-9]*\) .*/\1/p" \
-	    "$T/$1.err" | tail -n 1
-}
-
-# plain DIR STANDIN: the stand-in's plain default-socket name.
-plain() {
-	ls "$1" | grep -E "^dotnet-diagnostic-$2-[0-9]+-socket$" | sed "s|^|$1/|"
-}
-
 D=$T/d
 W=$T/w
 mkdir -m 700 "$D" "$W"

@@ -113,12 +113,6 @@ ps_gone() {
 	ws_tool ps "$1" trace ps && ! grep -Eq "^ *[0-9]+ +$2 " "$T/ps.out"
 }
 
-# standin_of ROUTER RUNTIME_PID: the stand-in mirroring it, from the log.
-standin_of() {
-	sed -n "s/^info: runtime pid $2 (cookie [0-9a-f]*) ([^)]*) is mirrored as pid \([0-9]*\) .*/\1/p" \
-	    "$T/$1.err" | tail -n 1
-}
-
 # trace_pid FILE: the pid a nettrace file's header names, the process its
 # events come from (the Trace object: after "Nettrace", the serializer's
 # header, SYSTEMTIME, two 8-byte clocks and the pointer size).

@@ -11,12 +11,6 @@
 M=$T/mir
 mkdir -m 700 "$M"
 
-# standin_of RUNTIME_PID: the pid of the stand-in mirroring it, from the log.
-standin_of() {
-	sed -n "s/^info: runtime pid $1 (cookie [0-9a-f]*) ([^)]*) is mirrored as pid \([0-9]*\) .*/\1/p" \
-	    "$T/d.err" | tail -n 1
-}
-
 # names_of STANDIN: the mirror's socket files named after a stand-in.
 names_of() {
 	ls "$M" | grep -E "^dotnet-diagnostic-(dsrouter-)?$1-[0-9]+-socket$"
@@ -32,10 +26,10 @@ start_fakert a --connect "$T/rt.sock" --name Orders.Api
 start_fakert b --connect "$T/rt.sock" --name Billing
 A=$(pid_of a)
 B=$(pid_of b)
-check "runtime a is mirrored" wait_for 10 eval '[ -n "$(standin_of $A)" ]'
-check "runtime b is mirrored" wait_for 10 eval '[ -n "$(standin_of $B)" ]'
-SA=$(standin_of "$A")
-SB=$(standin_of "$B")
+check "runtime a is mirrored" wait_for 10 eval '[ -n "$(standin_of d $A)" ]'
+check "runtime b is mirrored" wait_for 10 eval '[ -n "$(standin_of d $B)" ]'
+SA=$(standin_of d "$A")
+SB=$(standin_of d "$B")
 
 # The stand-ins, as the tools see them: a local process named after the app.
 is "a's stand-in is named after its app" "$(cat /proc/$SA/comm)" "Orders.Api"
@@ -80,9 +74,9 @@ kill -KILL "$SB"
 check "a stand-in killed is replaced, with one line" wait_for 10 has_line \
     "$T/d.err" "runtime pid $B .*\(Billing\): its stand-in pid $SB ended; another takes its place"
 check "... which is mirrored anew" \
-    wait_for 10 eval '[ "$(standin_of $B)" != "$SB" ]'
+    wait_for 10 eval '[ "$(standin_of d $B)" != "$SB" ]'
 is "... and the old stand-in's names are gone" "$(names_of "$SB" | wc -l)" 0
-SB=$(standin_of "$B")
+SB=$(standin_of d "$B")
 plain_b=$M/$(names_of "$SB" | grep -v dsrouter)
 check "... and b is served on the new one's name" \
     tool --timeout 10 "$plain_b" processinfo
@@ -108,7 +102,7 @@ check "a tool on a's old stable name is refused (the file is gone)" \
 start_fakert e --connect "$T/rt.sock" --name Orders.Api
 E=$(pid_of e)
 check "a new runtime appears in the mirror" \
-    wait_for 10 eval '[ -n "$(standin_of $E)" ]'
+    wait_for 10 eval '[ -n "$(standin_of d $E)" ]'
 
 # A runtime whose ProcessInfo disagrees with its advertise is not mirrored.
 start_fakert liar --connect "$T/rt.sock" --info-pid 999999
@@ -119,7 +113,7 @@ is "... and has no names" "$(stable_of "$(pid_of liar)" | wc -l)" 0
 stop liar
 
 # SIGTERM: every name and every stand-in goes.
-SE=$(standin_of "$E")
+SE=$(standin_of d "$E")
 stop_dsroute d
 is "no name is left in the mirror" "$(ls "$M" | wc -l)" 0
 check "no stand-in is left" eval "! kill -0 $SB && ! kill -0 $SE"

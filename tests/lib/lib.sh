@@ -266,3 +266,14 @@ runtime_in() {
 	    "$FAKERT" "$2" "$T/$1.ev" "${5:-}"
 	wait_for 10 has_line "$T/$1.ev" '^listen ' || fail "$1 listens"
 }
+
+# standin_of LOG RUNTIME_PID: the stand-in mirroring it, from the log.
+standin_of() {
+	sed -n "s/^info: runtime pid $2 (cookie [0-9a-f]*) ([^)]*) is mirrored as pid \([0-9]*\) .*/\1/p" \
+	    "$T/$1.err" | tail -n 1
+}
+
+# plain DIR STANDIN: the stand-in's plain default-socket name.
+plain() {
+	ls "$1" | grep -E "^dotnet-diagnostic-$2-[0-9]+-socket$" | sed "s|^|$1/|"
+}
