@@ -867,6 +867,26 @@ probe_iocp(void)
 		fail("data written before the server's close was lost");
 	CloseHandle(c2);
 
+	/* A zero-byte read, then the client closes: does it see the hang-up? */
+	new_name(name, 128, "zero");
+	if ((s2 = mkpipe(name, 1, NULL)) == INVALID_HANDLE_VALUE)
+		die("CreateNamedPipe: error %lu", GetLastError());
+	associate(s2);
+	c2 = client_open(name, &err);
+	how = issue(&o, s2, 0, buf, 0, &err);
+	got_it = op_wait(&o, QUIET_MS);
+	CloseHandle(c2);
+	if (!got_it)
+		got_it = op_wait(&o, WAIT_MS);
+	fact("zero-byte ReadFile, then the client closes", "returned %s, "
+	    "completion %s ok=%d %s", how, got_it ? "taken" : "MISSING", o.ok,
+	    errtext(o.err));
+	if (!got_it) {
+		CancelIoEx(s2, &o.ov);
+		op_wait(&o, WAIT_MS);
+	}
+	CloseHandle(s2);
+
 	/* The same with DisconnectNamedPipe. */
 	new_name(name, 128, "disc");
 	if ((s2 = mkpipe(name, 1, NULL)) == INVALID_HANDLE_VALUE)
