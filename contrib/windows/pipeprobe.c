@@ -14,7 +14,9 @@
  * "pipeprobe.exe client PIPE".
  *
  * Facts the design needs are checked: a miss prints "pipeprobe: FAIL ..."
- * and the exit status is 1.  Others (is a DACL enforced, is a packet
+ * and the exit status is 1.  The squat check passes when a second
+ * FIRST_PIPE_INSTANCE is refused (Windows) or can at least be seen
+ * (wine 8 creates it: see probe_instances).  Others (is a DACL enforced, is a packet
  * queued after ERROR_PIPE_CONNECTED, what a zero-byte read does) are
  * reported as they are.  The last line is "pipeprobe: ok" when every
  * check held.
@@ -574,10 +576,10 @@ probe_instances(void)
 
 	/*
 	 * Windows refuses a second FIRST_PIPE_INSTANCE with
-	 * ERROR_ACCESS_DENIED.  Wine 8's CreateNamedPipeW never looks at
-	 * the flag (it always asks for FILE_OPEN_IF) but says
-	 * ERROR_ALREADY_EXISTS when the name was there: either way the
-	 * squatter is seen, if the caller looks at the last error.
+	 * ERROR_ACCESS_DENIED.  Wine's CreateNamedPipeW never looks at the
+	 * flag: it always asks for FILE_OPEN_IF.  Later wines answer
+	 * ERROR_ALREADY_EXISTS then; wine 8 says nothing, and only the
+	 * instance count (GetNamedPipeHandleState) shows the squatter.
 	 */
 	SetLastError(0);
 	b = mkpipe(name, 1, NULL);
