@@ -65,7 +65,7 @@ struct inherited_fd {
 	socklen_t		 addrlen;
 };
 
-/* posix.c */
+/* posix.c, win32.c */
 void		 platform_init(void);
 int		 proc_info_get(pid_t, int, struct proc_info *);
 int		 proc_each(int (*)(pid_t, void *), void *);
@@ -82,7 +82,11 @@ int		 sockfile_listen(struct sockfile *, char *, size_t);
 int		 sockfile_dir_check(const char *, char *, size_t);
 void		 sockfile_remove(struct sockfile *);
 int		 platform_nonblock(int);
+size_t		 platform_signals(const int **);
+int		 platform_user_id(const char *, uid_t *);
+int		 platform_group_id(const char *, gid_t *);
 void		 platform_raise_nofile(void);
+long		 platform_fd_limit(void);
 long		 platform_fds_in_use(void);
 long		 platform_unsent(int);
 int		 platform_random(void *, size_t);
@@ -98,6 +102,25 @@ int		 platform_drop(const char *, const char *, int, char *, size_t);
 int		 platform_dir_watch(const char *);
 void		 platform_dir_watch_drain(int);
 int		 platform_inherited_fds(struct inherited_fd **, size_t *, char *,
+		    size_t);
+
+/* posix.c, win32.c: what the front ends (dsrouter.c, preset.c, ps.c) ask */
+void		 platform_program_name(const char *, char *, size_t);
+const char	*platform_ipc_spec(const char *, char *, size_t);
+int		 platform_ipc_default_names(long, unsigned long long, char *,
+		    size_t, char *, size_t);
+const char	*platform_ipc_default_help(void);
+int		 platform_ipc_stat(const char *);
+int		 platform_block_signal(const char *);
+int		 platform_quit_signal(void);
+pid_t		 platform_parent_pid(void);
+int		 platform_pid_alive(pid_t);
+int		 platform_stdin_terminal(void);
+int		 platform_stdin_pipe(void);
+int		 platform_stdin_event_fd(void);
+ssize_t		 platform_stdin_read(void *, size_t);
+size_t		 platform_term_columns(void);
+int		 platform_find_program(const char *, const char *, char *,
 		    size_t);
 
 #endif /* PLATFORM_H */

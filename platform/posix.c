@@ -819,6 +819,56 @@ platform_raise_nofile(void)
 	}
 }
 
+/*
+ * The descriptors the process may open: its soft limit, LONG_MAX for
+ * none, -1 if unknown.
+ */
+long
+platform_fd_limit(void)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return (-1);
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > LONG_MAX)
+		return (LONG_MAX);
+	return ((long)rl.rlim_cur);
+}
+
+/* The signals the daemon watches: stop (TERM, INT) and reload (HUP). */
+size_t
+platform_signals(const int **sigs)
+{
+	static const int	 list[] = { SIGTERM, SIGINT, SIGHUP };
+
+	*sigs = list;
+	return (sizeof(list) / sizeof(list[0]));
+}
+
+/* The uid of a user name, or -1. */
+int
+platform_user_id(const char *name, uid_t *uid)
+{
+	struct passwd	*pw;
+
+	if ((pw = getpwnam(name)) == NULL)
+		return (-1);
+	*uid = pw->pw_uid;
+	return (0);
+}
+
+/* The gid of a group name, or -1. */
+int
+platform_group_id(const char *name, gid_t *gid)
+{
+	struct group	*gr;
+
+	if ((gr = getgrnam(name)) == NULL)
+		return (-1);
+	*gid = gr->gr_gid;
+	return (0);
+}
+
 /* Block n signals: an orderly exit must not be cut short by one. */
 void
 platform_block_signals(const int *sigs, size_t n)
@@ -1180,4 +1230,214 @@ platform_dir_watch_drain(int fd)
 
 	while (read(fd, buf, sizeof(buf)) > 0)
 		;
+}
+
+/*
+ * The name the program was run by, without its directory: what tells
+ * dsroute to take dotnet-dsrouter's command line.
+ */
+void
+platform_program_name(const char *argv0, char *buf, size_t len)
+{
+	const char	*slash = strrchr(argv0, '/');
+
+	snprintf(buf, len, "%s", slash != NULL ? slash + 1 : argv0);
+}
+
+/*
+ * The local endpoint of a diagnostic IPC name as dotnet-dsrouter takes it
+ * (-ipcs, -ipcc): a socket file, uds:PATH.  Return the name within buf,
+ * as a tool takes it with --diagnostic-port.
+ */
+const char *
+platform_ipc_spec(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "uds:%s", name);
+	return (buf + 4);
+}
+
+/*
+ * dotnet-dsrouter's default IPC server, and the runtime-style name next
+ * to it, in $TMPDIR: dotnet-diagnostic-dsrouter-PID-KEY-socket and
+ * dotnet-diagnostic-PID-KEY-socket.  Return 1: the names carry the key,
+ * so that another key makes other names.
+ */
+int
+platform_ipc_default_names(long pid, unsigned long long key, char *path,
+    size_t len, char *sibling, size_t slen)
+{
+	const char	*tmp = getenv("TMPDIR");
+	const char	*slash;
+
+	if (tmp == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	slash = tmp[strlen(tmp) - 1] == '/' ? "" : "/";
+	snprintf(path, len, "%s%sdotnet-diagnostic-dsrouter-%ld-%llu-socket",
+	    tmp, slash, pid, key);
+	snprintf(sibling, slen, "%s%sdotnet-diagnostic-%ld-%llu-socket", tmp,
+	    slash, pid, key);
+	return (1);
+}
+
+/* The default IPC server, as the usage gives it. */
+const char *
+platform_ipc_default_help(void)
+{
+	return ("$TMPDIR/dotnet-diagnostic-dsrouter-PID-KEY-socket");
+}
+
+/*
+ * What is at a local IPC path, not following a symbolic link: 1 a
+ * socket, 0 anything else, -1 nothing (or nothing we may see).
+ */
+int
+platform_ipc_stat(const char *path)
+{
+	struct stat	 st;
+
+	if (lstat(path, &st) == -1)
+		return (-1);
+	return (S_ISSOCK(st.st_mode) ? 1 : 0);
+}
+
+/*
+ * dotnet-dsrouter's --block-signals: keep the signal named SIGINT,
+ * SIGQUIT or SIGTERM from reaching the process, and the programs it runs.
+ * -1 with errno set on failure (EINVAL: another name).
+ */
+int
+platform_block_signal(const char *name)
+{
+	static const struct {
+		const char	*name;
+		int		 sig;
+	} names[] = {
+		{ "SIGINT", SIGINT }, { "SIGQUIT", SIGQUIT },
+		{ "SIGTERM", SIGTERM },
+	};
+	sigset_t	 set;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(name, names[i].name) == 0)
+			break;
+	}
+	if (i == sizeof(names) / sizeof(names[0])) {
+		errno = EINVAL;
+		return (-1);
+	}
+	sigemptyset(&set);
+	sigaddset(&set, names[i].sig);
+	return (sigprocmask(SIG_BLOCK, &set, NULL));
+}
+
+/* The signal that asks a dotnet-dsrouter to quit: SIGQUIT. */
+int
+platform_quit_signal(void)
+{
+	return (SIGQUIT);
+}
+
+/*
+ * Our parent's pid: another one once the parent that started us is gone
+ * (the process that adopted us).  -1 if it cannot be told.
+ */
+pid_t
+platform_parent_pid(void)
+{
+	return (getppid());
+}
+
+/* Whether the process pid exists (ours to signal or not). */
+int
+platform_pid_alive(pid_t pid)
+{
+	return (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/* Whether standard input is a terminal. */
+int
+platform_stdin_terminal(void)
+{
+	return (isatty(STDIN_FILENO));
+}
+
+/* Whether standard input is a pipe or a socket (a launching tool's). */
+int
+platform_stdin_pipe(void)
+{
+	struct stat	 st;
+
+	return (fstat(STDIN_FILENO, &st) == 0 &&
+	    (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)));
+}
+
+/*
+ * Get standard input ready to be read from the event loop, and return
+ * the descriptor to watch for it (-1: poll platform_stdin_read() on a
+ * timer instead).  A background job of a terminal then reads EIO rather
+ * than being stopped by SIGTTIN.
+ */
+int
+platform_stdin_event_fd(void)
+{
+	signal(SIGTTIN, SIG_IGN);
+	return (STDIN_FILENO);
+}
+
+/*
+ * Read what standard input holds: a byte count, 0 at its end, -1 with
+ * errno set (EAGAIN: nothing yet).
+ */
+ssize_t
+platform_stdin_read(void *buf, size_t len)
+{
+	return (read(STDIN_FILENO, buf, len));
+}
+
+/* The columns of the terminal on standard output, or 0 if it is none. */
+size_t
+platform_term_columns(void)
+{
+	struct winsize	 ws;
+
+	if (!isatty(STDOUT_FILENO))
+		return (0);
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return (ws.ws_col);
+	return (80);
+}
+
+/*
+ * Find the program name (a helper such as adb or iproxy; it may start
+ * with directories below dir) into buf: in dir when it is not NULL,
+ * else in each directory of PATH (an empty entry being the current
+ * one).  Return -1 if no executable is there; buf then holds the last
+ * place looked.
+ */
+int
+platform_find_program(const char *dir, const char *name, char *buf,
+    size_t len)
+{
+	const char	*path = getenv("PATH"), *p, *end;
+	size_t		 n;
+
+	if (dir != NULL) {
+		snprintf(buf, len, "%s/%s", dir, name);
+		return (access(buf, X_OK) == 0 ? 0 : -1);
+	}
+	if (path == NULL || *path == '\0')
+		path = "/usr/bin:/bin";
+	for (p = path; *p != '\0'; p = *end != '\0' ? end + 1 : end) {
+		if ((end = strchr(p, ':')) == NULL)
+			end = p + strlen(p);
+		n = end - p;
+		if (n == 0)
+			snprintf(buf, len, "./%s", name);
+		else
+			snprintf(buf, len, "%.*s/%s", (int)n, p, name);
+		if (access(buf, X_OK) == 0)
+			return (0);
+	}
+	return (-1);
 }

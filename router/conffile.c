@@ -27,7 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef HAVE_INIH
 #include <ini.h>
+#else
+#define ini_parse_stream(reader, stream, handler, user) \
+	((void)(reader), (void)(handler), -1)
+#endif
 
 #include "router/acl.h"
 #include "router/conffile.h"
@@ -487,6 +492,13 @@ config_parse(struct config *cfg, const char *path, FILE *fp,
 
 	memset(cfg, 0, sizeof(*cfg));
 	TAILQ_INIT(&cfg->routes);
+#ifndef HAVE_INIH
+	/* A Windows build whose deps.sh found no inih source to build. */
+	cfg->path = strdup(path);
+	add_error(cfg, 0, "this dsroute was built without inih, so it reads "
+	    "no configuration file: give the settings on the command line");
+	return (-1);
+#endif
 	memset(&ps, 0, sizeof(ps));
 	ps.cfg = cfg;
 	ps.setting = setting;

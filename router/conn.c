@@ -82,14 +82,31 @@ conn_peer_name(const struct conn *c, char *buf, size_t len)
 	}
 }
 
+/*
+ * The conn's events: on its socket, or with no descriptor for a
+ * transport that makes them active itself (own_events).
+ */
 static void
 conn_set_events(struct conn *c)
 {
-	event_assign(&c->rev, base, c->fd, EV_READ | EV_CLOSED | EV_PERSIST,
-	    conn_event, c);
-	event_assign(&c->wev, base, c->fd, EV_WRITE | EV_PERSIST, conn_event,
-	    c);
+	if (c->transport->own_events) {
+		event_assign(&c->rev, base, -1, EV_PERSIST, conn_event, c);
+		event_assign(&c->wev, base, -1, EV_PERSIST, conn_event, c);
+	} else {
+		event_assign(&c->rev, base, c->fd,
+		    EV_READ | EV_CLOSED | EV_PERSIST, conn_event, c);
+		event_assign(&c->wev, base, c->fd, EV_WRITE | EV_PERSIST,
+		    conn_event, c);
+	}
 	c->rev_added = c->wev_added = 0;
+}
+
+/* Stop a transport that makes the events active from making them so. */
+static void
+conn_disarm(struct conn *c)
+{
+	if (c->fd != -1 && c->transport->arm != NULL)
+		c->transport->arm(c, 0, 0);
 }
 
 /*
@@ -111,6 +128,7 @@ conn_attach(struct conn *c, int fd, int accepted)
 void
 conn_move(struct conn *dst, struct conn *src)
 {
+	conn_disarm(src);
 	if (src->rev_added)
 		event_del(&src->rev);
 	if (src->wev_added)
@@ -141,6 +159,7 @@ conn_close(struct conn *c)
 {
 	if (c->fd == -1)
 		return;
+	conn_disarm(c);
 	if (c->rev_added)
 		event_del(&c->rev);
 	if (c->wev_added)
@@ -150,7 +169,7 @@ conn_close(struct conn *c)
 	c->tstate = NULL;
 	free(c->identity);
 	c->identity = NULL;
-	close(c->fd);
+	transport_close(c->transport, c->fd);
 	c->fd = -1;
 	if (c->counted != NULL)
 		limit_release(c);
@@ -228,6 +247,8 @@ conn_update(struct conn *c)
 	}
 	set_event(&c->rev, &c->rev_added, want_read);
 	set_event(&c->wev, &c->wev_added, want_write);
+	if (c->transport->arm != NULL)
+		c->transport->arm(c, want_read, want_write);
 }
 
 /*

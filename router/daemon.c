@@ -31,7 +31,6 @@
 #include "router/util.h"
 #include "transports/transport.h"
 
-static const int	 signals[] = { SIGTERM, SIGINT, SIGHUP };
 
 static const struct frontend *frontend;
 static struct event	 shutdown_timer;
@@ -196,7 +195,9 @@ int
 daemon_run(const struct frontend *fe)
 {
 	struct route	*r;
-	struct event	*sig[sizeof(signals) / sizeof(signals[0])];
+	struct event	*sig[8];
+	const int	*signals;
+	size_t		 nsignals;
 	struct log_rec	 rec;
 	char		 err[512];
 	size_t		 i;
@@ -217,7 +218,10 @@ daemon_run(const struct frontend *fe)
 	log_attach(base);
 
 	/* Signals first: a socket that exists can be stopped cleanly. */
-	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+	nsignals = platform_signals(&signals);
+	if (nsignals > sizeof(sig) / sizeof(sig[0]))
+		fatalx("too many signals to watch");
+	for (i = 0; i < nsignals; i++) {
 		sig[i] = evsignal_new(base, signals[i], signal_cb, NULL);
 		if (sig[i] == NULL || evsignal_add(sig[i], NULL) == -1)
 			fatalx("cannot watch signal %d", signals[i]);
@@ -262,7 +266,7 @@ daemon_run(const struct frontend *fe)
 	 * Freeing the signal events restores the default actions: block
 	 * the signals, so a late SIGTERM cannot kill an orderly exit.
 	 */
-	platform_block_signals(signals, sizeof(signals) / sizeof(signals[0]));
+	platform_block_signals(signals, nsignals);
 	session_close_all("router stopped");
 	metrics_http_stop();
 	while ((r = TAILQ_FIRST(&routes)) != NULL) {
@@ -275,7 +279,7 @@ daemon_run(const struct frontend *fe)
 	child_cleanup();
 	inherit_close();
 	notify_close();
-	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+	for (i = 0; i < nsignals; i++)
 		event_free(sig[i]);
 	evtimer_del(&shutdown_timer);
 	log_detach();

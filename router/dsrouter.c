@@ -14,12 +14,10 @@
 
 #include <sys/types.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <netinet/in.h>
 
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +40,7 @@
 
 #define QUIT_GRACE_MS		500	/* a launching tool kills us at 1 s */
 #define PARENT_CHECK_MS		1000
+#define STDIN_POLL_MS		250	/* where it cannot be watched */
 
 /* Which options a command takes. */
 #define O_IPCC		0x001
@@ -131,6 +130,10 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+/* The signals --block-signals takes, by dotnet-dsrouter's names. */
+static const char *const signal_names[] = { "SIGINT", "SIGQUIT", "SIGTERM" };
+#define BLOCK_QUIT	(1u << 1)	/* its SIGQUIT */
+
 /* dotnet-dsrouter's single-dash aliases, which getopt cannot take. */
 static const struct {
 	const char	*alias;
@@ -160,7 +163,7 @@ static int		 runtime_timeout_s = -1;
 static const char	*forward_name;
 static int		 show_info;
 static const char	*parent;
-static sigset_t		 blocked;
+static unsigned		 blocked;	/* bits of signal_names */
 
 /* What runs around the routes. */
 static struct route	*main_route;
@@ -168,6 +171,8 @@ static int		 default_ipc;	/* the -p socket and its sibling */
 static struct forward	 forward;
 static pid_t		 parent_pid = -1;
 static int		 watch_stdin;
+static int		 watch_quit;	/* the quit signal's event is set */
+static char		 ipc_name[1024];	/* as a tool takes it */
 static int		 runtime_available;
 static struct event	 stdin_ev, timeout_ev, parent_ev, sigquit_ev;
 
@@ -216,7 +221,7 @@ usage(int status)
 	    "  -ipcc, --ipc-client PATH      the diagnostic port a tool "
 	    "listens on\n"
 	    "  -ipcs, --ipc-server PATH      where tools connect (default: "
-	    "$TMPDIR/dotnet-diagnostic-dsrouter-PID-KEY-socket)\n"
+	    "%s)\n"
 	    "  -tcpc, --tcp-client HOST:PORT where the runtime listens\n"
 	    "  -tcps, --tcp-server HOST:PORT where the runtime dials "
 	    "(default 127.0.0.1:0)\n"
@@ -238,7 +243,7 @@ usage(int status)
 	    "Options also take the forms --opt:value and --opt=value.  "
 	    "Type q and Enter to quit.\n"
 	    "\n"
-	    "See dsroute(1).\n");
+	    "See dsroute(1).\n", platform_ipc_default_help());
 	exit(status);
 }
 
@@ -359,31 +364,37 @@ parse_seconds(const char *s, int *v)
 static void
 parse_signals(const char *list)
 {
-	static const struct {
-		const char	*name;
-		int		 sig;
-	} names[] = {
-		{ "SIGINT", SIGINT }, { "SIGQUIT", SIGQUIT },
-		{ "SIGTERM", SIGTERM },
-	};
 	char	*copy, *p, *name;
-	size_t	 i;
+	size_t	 i, n = sizeof(signal_names) / sizeof(signal_names[0]);
 
 	p = copy = xstrdup(list);
 	while ((name = strsep(&p, ";,")) != NULL) {
 		if (*name == '\0')
 			continue;
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-			if (strcasecmp(name, names[i].name) == 0 ||
-			    strcasecmp(name, names[i].name + 3) == 0)
+		for (i = 0; i < n; i++) {
+			if (strcasecmp(name, signal_names[i]) == 0 ||
+			    strcasecmp(name, signal_names[i] + 3) == 0)
 				break;
 		}
-		if (i == sizeof(names) / sizeof(names[0]))
+		if (i == n)
 			fatalx("--block-signals: %s: give SIGINT, SIGQUIT or "
 			    "SIGTERM, separated by ';'", name);
-		sigaddset(&blocked, names[i].sig);
+		blocked |= 1u << i;
 	}
 	free(copy);
+}
+
+/* Block the signals --block-signals named (platform_block_signal()). */
+static void
+block_signals(void)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(signal_names) / sizeof(signal_names[0]); i++) {
+		if ((blocked & (1u << i)) &&
+		    platform_block_signal(signal_names[i]) == -1)
+			fatalx("--block-signals: %s", strerror(errno));
+	}
 }
 
 /* An IPC path or TCP address goes into an endpoint: no commas there. */
@@ -625,36 +636,37 @@ plan_forwarding(void)
 }
 
 /*
- * The default IPC server path, and the runtime-style one next to it, in
- * $TMPDIR.  The key is our start time by the runtime's rule, as a
- * runtime's own socket would have.  Tools pick the newest socket of a
- * pid whatever its key, so when either name is taken (planted by someone
- * who guessed it), a random key keeps the router from being stopped.
+ * The default IPC server name, and the runtime-style one next to it, as
+ * the platform names them (platform_ipc_default_names()): in $TMPDIR
+ * with a key, our start time by the runtime's rule, as a runtime's own
+ * socket would have; on Windows pipes named by the pid alone.  Tools
+ * pick the newest socket of a pid whatever its key, so when either name
+ * is taken (planted by someone who guessed it), a random key keeps the
+ * router from being stopped.  Names without a key have no other: the
+ * listener then refuses to start on a name someone else serves.
  */
 static void
 default_paths(char *path, size_t len, char *sibling, size_t slen)
 {
-	const char		*tmp = getenv("TMPDIR");
-	const char		*slash;
 	struct proc_info	 pi;
-	struct stat		 st;
 	long			 pid = (long)getpid();
 	unsigned long long	 key;
-	int			 tries;
+	int			 tries, keyed;
 
-	if (tmp == NULL || *tmp == '\0')
-		tmp = "/tmp";
-	slash = tmp[strlen(tmp) - 1] == '/' ? "" : "/";
 	key = proc_info_get(getpid(), 0, &pi) == 0 ? pi.starttime :
 	    (unsigned long long)time(NULL);
 	for (tries = 0; ; tries++) {
-		snprintf(path, len, "%s%sdotnet-diagnostic-dsrouter-%ld-%llu-"
-		    "socket", tmp, slash, pid, key);
-		snprintf(sibling, slen, "%s%sdotnet-diagnostic-%ld-%llu-socket",
-		    tmp, slash, pid, key);
-		if ((lstat(path, &st) == -1 && lstat(sibling, &st) == -1) ||
-		    tries == 8)
+		keyed = platform_ipc_default_names(pid, key, path, len,
+		    sibling, slen);
+		if ((platform_ipc_stat(path) == -1 &&
+		    platform_ipc_stat(sibling) == -1) || tries == 8)
 			break;
+		if (!keyed) {
+			log_warning("%s or %s is taken already (planted by "
+			    "someone who guessed it?); tools find this router "
+			    "by these names only", path, sibling);
+			break;
+		}
 		log_warning("%s or %s is taken already (planted by someone who "
 		    "guessed it?); using another key", path, sibling);
 		evutil_secure_rng_get_bytes(&key, sizeof(key));
@@ -689,7 +701,7 @@ make_routes(void)
 {
 	struct route	*sibling;
 	char		 local[1200], remote[1200], err[512];
-	char		 path[1024], sibling_path[1024];
+	char		 path[1024], sibling_path[1024], spec[1100];
 	int		 ipc_listens = cmd->mode == MODE_SERVER_SERVER ||
 			    cmd->mode == MODE_SERVER_CLIENT;
 	int		 tcp_listens = cmd->mode == MODE_CLIENT_SERVER ||
@@ -714,7 +726,9 @@ make_routes(void)
 	 * runtimes dial, any that reach it (on loopback unless
 	 * --unsafe-listen); the IPC client reaches a tool that listens.
 	 */
-	snprintf(local, sizeof(local), "uds:%s,%s", path, ipc_listens ?
+	snprintf(ipc_name, sizeof(ipc_name), "%s",
+	    platform_ipc_spec(path, spec, sizeof(spec)));
+	snprintf(local, sizeof(local), "%s,%s", spec, ipc_listens ?
 	    "listen" : "connect,peer=tool");
 	if (cmd->options & O_WS)
 		snprintf(remote, sizeof(remote), "ws:%s,listen,advertise=any",
@@ -729,8 +743,10 @@ make_routes(void)
 	main_route->runtime_seen = runtime_seen_cb;
 
 	if (default_ipc) {
-		snprintf(local, sizeof(local), "uds:%s,listen", sibling_path);
-		snprintf(remote, sizeof(remote), "uds:%s,connect", path);
+		(void)platform_ipc_spec(sibling_path, spec, sizeof(spec));
+		snprintf(local, sizeof(local), "%s,listen", spec);
+		(void)platform_ipc_spec(path, spec, sizeof(spec));
+		snprintf(remote, sizeof(remote), "%s,connect", spec);
 		if ((sibling = route_new("pid-socket", local, remote, err,
 		    sizeof(err))) == NULL)
 			fatalx("%s", err);
@@ -758,7 +774,7 @@ stdin_cb(evutil_socket_t fd, short what, void *arg)
 	char	 buf[256];
 	ssize_t	 n;
 
-	n = read(fd, buf, sizeof(buf));
+	n = platform_stdin_read(buf, sizeof(buf));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
@@ -787,7 +803,9 @@ timeout_cb(evutil_socket_t fd, short what, void *arg)
 static void
 parent_cb(evutil_socket_t fd, short what, void *arg)
 {
-	if (getppid() == parent_pid)
+	pid_t	 now = platform_parent_pid();
+
+	if (now == parent_pid || now == -1)
 		return;
 	event_del(&parent_ev);
 	log_info("the tool that started dsroute (pid %ld) is gone",
@@ -859,11 +877,11 @@ print_info(void)
 		    (long)getpid());
 	else if (ipc->role == ROLE_LISTEN)
 		snprintf(tool, sizeof(tool), "dotnet-trace collect "
-		    "--diagnostic-port %s,connect", uds_path(ipc));
+		    "--diagnostic-port %s,connect", ipc_name);
 	else
 		snprintf(tool, sizeof(tool), "dotnet-trace collect "
 		    "--diagnostic-port %s   (start it before the application)",
-		    uds_path(ipc));
+		    ipc_name);
 	/* A tool that launched us knows how it connects. */
 	if (parent != NULL)
 		tool_line = NULL;
@@ -882,6 +900,7 @@ dsrouter_start(void)
 {
 	struct endpoint	*tcp = &main_route->endpoint[SIDE_REMOTE];
 	struct timeval	 tv;
+	int		 fd, sig;
 
 	const char	*kind = cmd->options & O_WS ? "WebSocket" : "tcp";
 
@@ -899,10 +918,16 @@ dsrouter_start(void)
 		print_info();
 
 	if (watch_stdin) {
-		signal(SIGTTIN, SIG_IGN);
-		event_assign(&stdin_ev, base, STDIN_FILENO,
-		    EV_READ | EV_PERSIST, stdin_cb, NULL);
-		event_add(&stdin_ev, NULL);
+		if ((fd = platform_stdin_event_fd()) != -1) {
+			event_assign(&stdin_ev, base, fd, EV_READ | EV_PERSIST,
+			    stdin_cb, NULL);
+			event_add(&stdin_ev, NULL);
+		} else {
+			event_assign(&stdin_ev, base, -1, EV_PERSIST, stdin_cb,
+			    NULL);
+			timeval_ms(&tv, STDIN_POLL_MS);
+			event_add(&stdin_ev, &tv);
+		}
 		log_debug("q on standard input quits");
 	}
 	if (parent_pid != -1) {
@@ -911,9 +936,10 @@ dsrouter_start(void)
 		timeval_ms(&tv, PARENT_CHECK_MS);
 		event_add(&parent_ev, &tv);
 	}
-	if (!sigismember(&blocked, SIGQUIT)) {
-		evsignal_assign(&sigquit_ev, base, SIGQUIT, sigquit_cb, NULL);
+	if (!(blocked & BLOCK_QUIT) && (sig = platform_quit_signal()) != -1) {
+		evsignal_assign(&sigquit_ev, base, sig, sigquit_cb, NULL);
 		evsignal_add(&sigquit_ev, NULL);
+		watch_quit = 1;
 	}
 	evtimer_assign(&timeout_ev, base, timeout_cb, NULL);
 	if (runtime_timeout_s >= 0 && !runtime_available) {
@@ -934,7 +960,7 @@ dsrouter_stop(void)
 		event_del(&stdin_ev);
 	if (parent_pid != -1)
 		event_del(&parent_ev);
-	if (!sigismember(&blocked, SIGQUIT))
+	if (watch_quit)
 		event_del(&sigquit_ev);
 	evtimer_del(&timeout_ev);
 	child_cleanup();
@@ -947,14 +973,11 @@ dsrouter_stop(void)
 static int
 stdin_watchable(void)
 {
-	struct stat	 st;
-
-	if (isatty(STDIN_FILENO))
+	if (platform_stdin_terminal())
 		return (1);
 	if (parent == NULL)
 		return (0);
-	if (fstat(STDIN_FILENO, &st) == -1 ||
-	    !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+	if (!platform_stdin_pipe()) {
 		log_debug("standard input is not a pipe: q does not quit");
 		return (0);
 	}
@@ -972,7 +995,7 @@ parse_parent(void)
 		return;
 	pid = strtol(parent, &end, 10);
 	if (end != parent && (*end == ':' || *end == '\0') &&
-	    pid == (long)getppid())
+	    pid == (long)platform_parent_pid())
 		parent_pid = (pid_t)pid;
 }
 
@@ -983,9 +1006,9 @@ parse_parent(void)
 int
 dsrouter_wanted(int argc, char *argv[])
 {
-	const char	*name = strrchr(argv[0], '/');
+	char	 name[256];
 
-	name = name != NULL ? name + 1 : argv[0];
+	platform_program_name(argv[0], name, sizeof(name));
 	return (strcmp(name, "dotnet-dsrouter") == 0 ||
 	    (argc > 1 && is_command(argv[1])));
 }
@@ -1031,7 +1054,6 @@ dsrouter_frontend(int argc, char *argv[])
 		    "server-websocket, client-websocket, android, "
 		    "android-emu, ios or ios-sim", argv[1]);
 
-	sigemptyset(&blocked);
 	snprintf(label, sizeof(label), "dsroute %s", cmd->name);
 	args = rewrite_args(argc - 1, argv + 1, label);
 	parse_options(argc - 1, args);
@@ -1067,8 +1089,7 @@ dsrouter_frontend(int argc, char *argv[])
 	make_routes();
 	parse_parent();
 	watch_stdin = stdin_watchable();
-	if (sigprocmask(SIG_BLOCK, &blocked, NULL) == -1)
-		fatalx("--block-signals: %s", strerror(errno));
+	block_signals();
 
 	return (&dsrouter);
 }

@@ -223,6 +223,7 @@ struct listener {
 	struct route		*route;
 	int			 side;
 	struct evconnlistener	*evl;
+	int			 own;		/* accepts by its transport */
 	struct event		 backoff;	/* re-enable after EMFILE */
 	int			 paused;
 };

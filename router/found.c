@@ -208,7 +208,7 @@ listening(struct endpoint *ep, const char *path)
 
 	if ((fd = ep->transport->dial_found(ep, path, &pending)) == -1)
 		return (errno != ECONNREFUSED && errno != ENOENT);
-	close(fd);
+	evutil_closesocket(fd);
 	return (1);
 }
 

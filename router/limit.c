@@ -14,7 +14,6 @@
 #include "config.h"
 
 #include <sys/types.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <netinet/in.h>
@@ -334,32 +333,31 @@ void
 limit_budget(void)
 {
 	static long	 used = -1;
-	struct rlimit	 rl;
-	long		 room, fit;
+	long		 limit, room, fit;
 
 	if (used == -1)
 		used = platform_fds_in_use();
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || used == -1)
+	if ((limit = platform_fd_limit()) == -1 || used == -1)
 		return;
-	room = rl.rlim_cur == RLIM_INFINITY ? LONG_MAX :
-	    (long)rl.rlim_cur - used - FD_RESERVE - reserved;
+	room = limit == LONG_MAX ? LONG_MAX :
+	    limit - used - FD_RESERVE - reserved;
 	fit = room > 0 ? room / FDS_PER_SESSION : 0;
 	if (fit >= settings.max_sessions) {
 		log_info("descriptors: limit %ld, %ld open; up to %d sessions "
 		    "(--max-sessions) of %d each, %d per peer",
-		    (long)rl.rlim_cur, used, settings.max_sessions,
+		    limit, used, settings.max_sessions,
 		    FDS_PER_SESSION, settings.max_sessions_per_peer);
 		return;
 	}
 	if (settings_given(&settings, "max-sessions")) {
 		log_warning("descriptors: limit %ld, %ld open: room for %ld "
 		    "sessions, not the %d of --max-sessions; accepting "
-		    "pauses when descriptors run out", (long)rl.rlim_cur,
+		    "pauses when descriptors run out", limit,
 		    used, fit, settings.max_sessions);
 		return;
 	}
 	log_warning("descriptors: limit %ld, %ld open: room for %ld sessions; "
-	    "--max-sessions lowered from %d to %ld", (long)rl.rlim_cur, used,
+	    "--max-sessions lowered from %d to %ld", limit, used,
 	    fit, settings.max_sessions, fit > 1 ? fit : 1);
 	settings.max_sessions = fit > 1 ? (int)fit : 1;
 }

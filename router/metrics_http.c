@@ -485,7 +485,7 @@ metrics_http_start(char *err, size_t len)
 		goto fail;
 	if ((evl = evconnlistener_new(base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE |
 	    LEV_OPT_CLOSE_ON_EXEC, 0, fd)) == NULL) {
-		close(fd);
+		evutil_closesocket(fd);
 		snprintf(why, sizeof(why), "cannot watch the listener");
 		goto fail;
 	}

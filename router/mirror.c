@@ -181,7 +181,7 @@ listener_open(struct mirror_entry *e, struct mirror_listener *l,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
 	if (l->evl == NULL) {
 		snprintf(err, len, "cannot watch the listener");
-		close(fd);
+		evutil_closesocket(fd);
 		ep->transport->unlisten_name(&l->file);
 		return (-1);
 	}
@@ -313,7 +313,7 @@ mirror_accept(struct evconnlistener *evl, evutil_socket_t fd,
 
 	(void)evl;
 	if (draining) {
-		close(fd);
+		evutil_closesocket(fd);
 		return;
 	}
 	session_accepted(e->mirror->route, e->mirror->side, fd, sa, salen,

@@ -24,6 +24,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "platform/platform.h"
 #include "router/daemon.h"
 #include "router/engine.h"
 #include "router/frontend.h"
@@ -37,30 +38,10 @@
 
 static void	 adb_check(evutil_socket_t, short, void *);
 
-/* Find an executable named name in PATH into buf.  Return -1 if none. */
-static int
-find_in_path(const char *name, char *buf, size_t len)
-{
-	const char	*path = getenv("PATH"), *p, *end;
-	size_t		 n;
-
-	if (path == NULL || *path == '\0')
-		path = "/usr/bin:/bin";
-	for (p = path; *p != '\0'; p = *end != '\0' ? end + 1 : end) {
-		if ((end = strchr(p, ':')) == NULL)
-			end = p + strlen(p);
-		n = end - p;
-		if (n == 0)
-			snprintf(buf, len, "./%s", name);
-		else
-			snprintf(buf, len, "%.*s/%s", (int)n, p, name);
-		if (access(buf, X_OK) == 0)
-			return (0);
-	}
-	return (-1);
-}
-
-/* Locate adb as dotnet-dsrouter does: the SDK's platform-tools, or PATH. */
+/*
+ * Locate adb as dotnet-dsrouter does: the SDK's platform-tools, or PATH
+ * (platform_find_program(): adb.exe on Windows).
+ */
 static int
 find_adb(char *buf, size_t len)
 {
@@ -73,15 +54,15 @@ find_adb(char *buf, size_t len)
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		if ((sdk = getenv(vars[i])) == NULL || *sdk == '\0')
 			continue;
-		snprintf(buf, len, "%s/platform-tools/adb", sdk);
-		if (access(buf, X_OK) == 0) {
+		if (platform_find_program(sdk, "platform-tools/adb", buf,
+		    len) == 0) {
 			log_debug("using %s (from $%s)", buf, vars[i]);
 			return (0);
 		}
 		log_warning("$%s is %s, but %s is not there; looking for adb "
 		    "in PATH", vars[i], sdk, buf);
 	}
-	if (find_in_path("adb", buf, len) == 0) {
+	if (platform_find_program(NULL, "adb", buf, len) == 0) {
 		log_debug("using %s (from PATH)", buf);
 		return (0);
 	}
@@ -104,7 +85,7 @@ free_port(void)
 	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
 	    getsockname(fd, (struct sockaddr *)&sin, &len) == 0)
 		port = ntohs(sin.sin_port);
-	close(fd);
+	evutil_closesocket(fd);
 	return (port);
 }
 
@@ -144,7 +125,7 @@ forward_prepare(struct forward *fw, char *err, size_t len)
 		}
 		return (0);
 	case FORWARD_IPROXY:
-		if (find_in_path("iproxy", fw->program,
+		if (platform_find_program(NULL, "iproxy", fw->program,
 		    sizeof(fw->program)) == -1) {
 			snprintf(err, len, "iproxy not found in PATH: an iOS "
 			    "device is reached through usbmuxd with iproxy "

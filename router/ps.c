@@ -6,22 +6,21 @@
  * own operations, send LIST and read ENTRY frames up to the END
  * (docs/extension.md), in one poll() loop under one deadline.  Without
  * one, or with dir:[PATH], list the local mirror in PATH from its socket
- * files and its stand-ins' command lines, without any protocol.
+ * files and its stand-ins' command lines, without any protocol; where
+ * dir: is not available (Windows) there is no mirror, and an ENDPOINT
+ * is needed.
  */
 
 #include "config.h"
 
 #include <sys/types.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,22 +66,27 @@ static char		**files;
 static struct endpoint	 router;	/* the one ps dials */
 static struct conn	 rconn;
 
+/* The usage; a system without dir: (Windows) has no mirror to list. */
 static void __dead
 ps_usage(int status)
 {
+	int	 mirror = transport_unavailable("dir:") == NULL;
+
 	fprintf(status == 0 ? stdout : stderr,
-	    "usage: dsroute ps [--json] [--timeout T] [ENDPOINT | dir:[PATH]]\n"
+	    "usage: dsroute ps [--json] [--timeout T] %s\n"
 	    "\n"
 	    "  ENDPOINT        a router to ask, as a tool dials it: "
 	    "tcp:HOST:PORT,\n"
-	    "                  tls:HOST:PORT,ca=F[,cert=F,key=F], "
-	    "uds:PATH\n"
-	    "  dir:[PATH]      the local mirror in PATH (the default, in "
-	    "$TMPDIR or /tmp)\n"
+	    "                  tls:HOST:PORT,ca=F[,cert=F,key=F]%s\n"
+	    "%s"
 	    "  --json          one JSON object per runtime per line\n"
 	    "  --timeout T     give up on the router after T (5s)\n"
 	    "\n"
-	    "See dsroute(1), LISTING RUNTIMES.\n");
+	    "See dsroute(1), LISTING RUNTIMES.\n",
+	    mirror ? "[ENDPOINT | dir:[PATH]]" : "ENDPOINT",
+	    transport_unavailable("uds:") == NULL ? ", uds:PATH" : "",
+	    mirror ? "  dir:[PATH]      the local mirror in PATH (the default, "
+	    "in $TMPDIR or /tmp)\n" : "");
 	exit(status);
 }
 
@@ -101,19 +105,6 @@ die(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\n");
 	exit(1);
-}
-
-/* The columns of the terminal on standard output, or 0 if it is none. */
-static size_t
-ps_columns(void)
-{
-	struct winsize	 ws;
-
-	if (!isatty(STDOUT_FILENO))
-		return (0);
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		return (ws.ws_col);
-	return (80);
 }
 
 /* Print s, cut to room characters (UTF-8) when room is not 0. */
@@ -336,7 +327,7 @@ print_runtimes(struct ext_runtime *rt, size_t n)
 		wver = MAXV(wver, strlen(rt[i].version));
 	}
 	used = wpid + wname + wfound + wver + 8;
-	room = ps_columns();
+	room = platform_term_columns();
 	room = room == 0 ? 0 : room > used + 8 ? room - used : 8;
 	printf("%*s  %-*s  %-*s  %-*s  ", (int)wpid, "PID", (int)wname, "NAME",
 	    (int)wfound, "FOUND", (int)wver, "VERSION");
@@ -368,6 +359,10 @@ ps_remote(const char *spec)
 		die("%s", err);
 	if (router.role == ROLE_LISTEN)
 		die("%s: ps dials the router; leave out listen", spec);
+	/* ps waits with poll(), which a pipe: handle is not for. */
+	if (router.transport->own_events)
+		die("%s: ps cannot dial a %s: router yet; give one of its tcp: "
+		    "or tls: endpoints", spec, router.transport->name);
 	router.role = ROLE_CONNECT;
 	if ((router.transport->check != NULL &&
 	    router.transport->check(&router, err, sizeof(err)) == -1) ||
@@ -441,7 +436,7 @@ standin_read(long spid, struct standin_row *r)
 	size_t		 i, o;
 	int		 last;
 
-	if (kill((pid_t)spid, 0) == -1 && errno != EPERM)
+	if (!platform_pid_alive((pid_t)spid))
 		return (-1);
 	if ((len = proc_cmdline_get((pid_t)spid, args, sizeof(args))) <= 0)
 		return (-1);
@@ -558,7 +553,7 @@ print_standins(struct standin_row *r, size_t n)
 		wd = MAXV(wd, strlen(r[i].port));
 	}
 	used = ws + wp + wn + ww + wd + 10;
-	room = ps_columns();
+	room = platform_term_columns();
 	room = room == 0 ? 0 : room > used + 8 ? room - used : 8;
 	printf("%*s  %*s  %-*s  %-*s  %-*s  ", (int)ws, "STAND-IN", (int)wp,
 	    "PID", (int)wn, "NAME", (int)ww, "WHERE", (int)wd,
@@ -579,7 +574,6 @@ ps_local(const char *dir)
 	struct default_name	 dn;
 	struct standin_row	*r;
 	struct dirent		*de;
-	struct stat		 st;
 	DIR			*dp;
 	char			 path[1024];
 	size_t			 nfiles = 0, nrows = 0, i, j;
@@ -606,7 +600,7 @@ ps_local(const char *dir)
 		if (!ipc_default_socket_parse(files[i], 1, &dn) || !dn.router)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		if (lstat(path, &st) == -1 || !S_ISSOCK(st.st_mode))
+		if (platform_ipc_stat(path) != 1)
 			continue;
 		if ((p = reallocarray(rows, nrows + 1, sizeof(*rows))) == NULL)
 			die("out of memory");
@@ -676,6 +670,10 @@ ps_main(int argc, char *argv[])
 	if (argc > 1)
 		ps_usage(1);
 	if (argc == 0 || strncmp(argv[0], "dir:", 4) == 0) {
+		if (transport_unavailable("dir:") != NULL)
+			die("there is no local mirror to list on this system "
+			    "(no dir:); give the router to ask: dsroute ps "
+			    "tcp:HOST:PORT, or tls:HOST:PORT,ca=FILE");
 		if (argc == 1 && argv[0][4] != '\0')
 			dir = argv[0] + 4;
 		else if ((dir = getenv("TMPDIR")) == NULL || *dir == '\0')

@@ -157,10 +157,28 @@ accept_cb(struct evconnlistener *evl, evutil_socket_t fd, struct sockaddr *sa,
 	struct listener	*l = arg;
 
 	if (draining) {
-		close(fd);
+		evutil_closesocket(fd);
 		return;
 	}
 	session_accepted(l->route, l->side, fd, sa, salen, NULL);
+}
+
+/* A connection accepted by a transport that accepts on its own. */
+static void
+accepted_cb(int fd, void *arg)
+{
+	struct listener		*l = arg;
+	struct sockaddr_storage	 none;
+
+	if (draining) {
+		transport_close(l->route->endpoint[l->side].transport, fd);
+		return;
+	}
+	/* A local peer, with no address: counted by its credentials. */
+	memset(&none, 0, sizeof(none));
+	none.ss_family = AF_UNSPEC;
+	session_accepted(l->route, l->side, fd, (struct sockaddr *)&none,
+	    sizeof(none), NULL);
 }
 
 static void
@@ -235,15 +253,22 @@ listener_open(struct route *r, int side, char *err, size_t len)
 	struct endpoint	*ep = &r->endpoint[side];
 	int		 fd;
 
-	if ((fd = ep->transport->listen(ep, err, len)) == -1)
-		return (-1);
 	l->route = r;
 	l->side = side;
+	if (ep->transport->accept_start != NULL) {
+		if (ep->transport->accept_start(ep, accepted_cb, l, err,
+		    len) == -1)
+			return (-1);
+		l->own = 1;
+		return (0);
+	}
+	if ((fd = ep->transport->listen(ep, err, len)) == -1)
+		return (-1);
 	l->evl = evconnlistener_new(base, accept_cb, l,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
 	if (l->evl == NULL) {
 		snprintf(err, len, "%s: cannot watch the listener", ep->name);
-		close(fd);
+		evutil_closesocket(fd);
 		if (ep->transport->unlisten != NULL)
 			ep->transport->unlisten(ep);
 		return (-1);
@@ -464,15 +489,18 @@ route_stop_listening(struct route *r)
 
 	for (side = 0; side < 2; side++) {
 		l = &r->listener[side];
-		if (l->evl == NULL)
+		if (l->evl == NULL && !l->own)
 			continue;
 		if (l->paused) {
 			l->paused = 0;
 			paused_listeners--;
 		}
-		evtimer_del(&l->backoff);
-		evconnlistener_free(l->evl);
+		if (l->evl != NULL) {
+			evtimer_del(&l->backoff);
+			evconnlistener_free(l->evl);
+		}
 		l->evl = NULL;
+		l->own = 0;
 		if (r->endpoint[side].transport->unlisten != NULL)
 			r->endpoint[side].transport->unlisten(
 			    &r->endpoint[side]);

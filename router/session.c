@@ -175,7 +175,7 @@ session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
 	if ((s = session_new(r)) == NULL) {
 		log_error("%s: out of memory; connection refused",
 		    r->endpoint[side].name);
-		close(fd);
+		transport_close(r->endpoint[side].transport, fd);
 		return;
 	}
 	c = &s->conn[side];
@@ -184,7 +184,7 @@ session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
 		memcpy(s->bound_cookie, cookie, IPC_COOKIE_LEN);
 	}
 	if ((sa->sa_family == AF_INET || sa->sa_family == AF_INET6) &&
-	    salen <= sizeof(c->addr))
+	    (size_t)salen <= sizeof(c->addr))
 		memcpy(&c->addr, sa, salen);
 	session_set_state(s, S_CLASSIFY);
 	if (log_enabled(LL_DEBUG)) {

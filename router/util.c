@@ -10,14 +10,13 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
-#include <grp.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "platform/platform.h"
 #include "router/log.h"
 #include "router/util.h"
 
@@ -72,7 +71,7 @@ sockaddr_name(const struct sockaddr *sa, socklen_t len, char *buf,
 		break;
 	case AF_UNIX:
 		sun = (const struct sockaddr_un *)sa;
-		if (len <= offsetof(struct sockaddr_un, sun_path) ||
+		if ((size_t)len <= offsetof(struct sockaddr_un, sun_path) ||
 		    sun->sun_path[0] == '\0')
 			snprintf(buf, size, "unnamed");
 		else
@@ -182,34 +181,30 @@ parse_id(const char *s, unsigned long *id)
 int
 parse_uid(const char *s, uid_t *uid)
 {
-	struct passwd	*pw;
 	unsigned long	 v;
 
 	if (parse_id(s, &v) == 0) {
 		*uid = (uid_t)v;
 		return (0);
 	}
-	if (*s == '\0' || (pw = getpwnam(s)) == NULL)
+	if (*s == '\0')
 		return (-1);
-	*uid = pw->pw_uid;
-	return (0);
+	return (platform_user_id(s, uid));
 }
 
 /* Parse a group given as a number or a name. */
 int
 parse_gid(const char *s, gid_t *gid)
 {
-	struct group	*gr;
 	unsigned long	 v;
 
 	if (parse_id(s, &v) == 0) {
 		*gid = (gid_t)v;
 		return (0);
 	}
-	if (*s == '\0' || (gr = getgrnam(s)) == NULL)
+	if (*s == '\0')
 		return (-1);
-	*gid = gr->gr_gid;
-	return (0);
+	return (platform_group_id(s, gid));
 }
 
 /* Allocate at start-up: failing here leaves nothing to clean up. */

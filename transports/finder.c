@@ -31,35 +31,6 @@
 /* Lines a scan may write about files passed over; the rest are counted. */
 #define SAY_PER_SCAN	8
 
-/* Add a runtime's socket to the list; -1 when out of memory. */
-int
-found_add(struct found_list *l, uint64_t key, const char *path)
-{
-	struct found	*grown;
-	int		 room;
-
-	if (strlen(path) >= sizeof(l->v[0].path))
-		return (0);
-	if (l->n == l->room) {
-		room = l->room == 0 ? 16 : l->room * 2;
-		if ((grown = reallocarray(l->v, room, sizeof(*grown))) == NULL)
-			return (-1);
-		l->v = grown;
-		l->room = room;
-	}
-	l->v[l->n].key = key;
-	memcpy(l->v[l->n].path, path, strlen(path) + 1);
-	l->n++;
-	return (0);
-}
-
-void
-found_free(struct found_list *l)
-{
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
 static int
 newest_first(const void *a, const void *b)
 {

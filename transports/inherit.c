@@ -26,6 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/util.h>
+
 #include "platform/platform.h"
 #include "router/endpoint.h"
 #include "router/log.h"
@@ -57,7 +59,7 @@ usable(const struct inherited_fd *f, char *err, size_t len)
 		    "dsroute needs Accept=no)";
 	else if (f->family == AF_UNIX) {
 		sun = (const struct sockaddr_un *)&f->addr;
-		if (f->addrlen <= offsetof(struct sockaddr_un, sun_path) ||
+		if ((size_t)f->addrlen <= offsetof(struct sockaddr_un, sun_path) ||
 		    sun->sun_path[0] == '\0')
 			why = "is not bound to a socket file (an abstract or "
 			    "unnamed socket)";
@@ -229,7 +231,7 @@ inherit_close(void)
 
 	for (i = 0; i < nfds; i++) {
 		if (!taken[i])
-			close(fds[i].fd);
+			evutil_closesocket(fds[i].fd);
 	}
 	free(fds);
 	free(taken);

@@ -8,6 +8,9 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -31,7 +34,7 @@ socket_read(struct conn *c, void *buf, size_t len)
 {
 	ssize_t	 n;
 
-	if ((n = read(c->fd, buf, len)) == -1)
+	if ((n = recv(c->fd, buf, len, 0)) == -1)
 		return (io_failed(c, IO_WANT_READ));
 	return (n);
 }
@@ -83,4 +86,33 @@ socket_handshake(struct conn *c)
 void
 socket_teardown(struct conn *c)
 {
+}
+
+/* Add a runtime's socket to the list; -1 when out of memory. */
+int
+found_add(struct found_list *l, uint64_t key, const char *path)
+{
+	struct found	*grown;
+	int		 room;
+
+	if (strlen(path) >= sizeof(l->v[0].path))
+		return (0);
+	if (l->n == l->room) {
+		room = l->room == 0 ? 16 : l->room * 2;
+		if ((grown = reallocarray(l->v, room, sizeof(*grown))) == NULL)
+			return (-1);
+		l->v = grown;
+		l->room = room;
+	}
+	l->v[l->n].key = key;
+	memcpy(l->v[l->n].path, path, strlen(path) + 1);
+	l->n++;
+	return (0);
+}
+
+void
+found_free(struct found_list *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }

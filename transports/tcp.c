@@ -23,6 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/util.h>
+
 #include "router/endpoint.h"
 #include "router/engine.h"
 #include "router/log.h"
@@ -358,7 +360,7 @@ tcp_listen(struct endpoint *ep, char *err, size_t len)
 	    listen(fd, SOMAXCONN) == -1) {
 		snprintf(err, len, "cannot listen on %s: %s", ep->name,
 		    strerror(errno));
-		close(fd);
+		evutil_closesocket(fd);
 		return (-1);
 	}
 	/* Learn the port the kernel chose for port 0. */
@@ -413,7 +415,7 @@ tcp_dial(struct endpoint *ep, int *pending)
 		if (error == 0)
 			return (fd);
 	}
-	close(fd);
+	evutil_closesocket(fd);
 	errno = error;
 	return (-1);
 }
@@ -430,7 +432,7 @@ tcp_setup(struct conn *c, int accepted)
 {
 	const struct tcp_endpoint	*t = TCP(c->endpoint);
 
-	if (!accepted && t->addrlen <= sizeof(c->addr))
+	if (!accepted && (size_t)t->addrlen <= sizeof(c->addr))
 		memcpy(&c->addr, &t->addr, t->addrlen);
 	return (0);
 }

@@ -11,21 +11,32 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <event2/util.h>
+
 #include "router/endpoint.h"
 #include "transports/transport.h"
 
 extern const struct transport	 transport_uds;
 extern const struct transport	 transport_dir;
 extern const struct transport	 transport_proc;
+extern const struct transport	 transport_pipe;
 extern const struct transport	 transport_tcp;
 extern const struct transport	 transport_tls;
 extern const struct transport	 transport_ws;
 extern const struct transport	 transport_wss;
 
+/*
+ * The local transports are the system's: socket files on POSIX systems,
+ * named pipes on Windows.  The others are everywhere.
+ */
 static const struct transport *const transports[] = {
+#ifdef DSROUTE_WINDOWS
+	&transport_pipe,
+#else
 	&transport_uds,
 	&transport_dir,
 	&transport_proc,
+#endif
 	&transport_tcp,
 	&transport_tls,
 	&transport_ws,
@@ -37,8 +48,19 @@ static const struct {
 	const char	*prefix;
 	const char	*why;
 } unavailable[] = {
+#ifdef DSROUTE_WINDOWS
+	{ "uds:", "the .NET runtime on Windows serves a named pipe, not a "
+	    "socket file: use pipe:NAME" },
+	{ "unix:", "the .NET runtime on Windows serves a named pipe, not a "
+	    "socket file: use pipe:NAME" },
+	{ "dir:", "runtimes on Windows make no socket files to find: name "
+	    "each pipe:dotnet-diagnostic-PID" },
+	{ "proc:", "there is no /proc on Windows: name each "
+	    "pipe:dotnet-diagnostic-PID" },
+#else
 	{ "pipe:", "named pipes exist only on Windows" },
 	{ "namedpipe:", "named pipes exist only on Windows" },
+#endif
 };
 
 #define NTRANSPORTS	(sizeof(transports) / sizeof(transports[0]))
@@ -113,4 +135,18 @@ transport_prefixes(char *buf, size_t len)
 		    i == 0 ? "" : i + 1 == NTRANSPORTS ? " or " : ", ",
 		    transports[i]->prefixes[0]);
 	}
+}
+
+/*
+ * Close a descriptor of transport t that no conn holds (one accepted
+ * and refused, or dialled and given up): a socket, unless the transport
+ * makes its own descriptors.
+ */
+void
+transport_close(const struct transport *t, int fd)
+{
+	if (t->close != NULL)
+		t->close(fd);
+	else
+		evutil_closesocket(fd);
 }

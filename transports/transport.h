@@ -135,6 +135,22 @@ struct transport {
 	 * teardown frees c->tstate, without a goodbye: an abrupt end must
 	 * look like one.
 	 */
+	/*
+	 * Descriptors libevent cannot watch (Windows named pipes).  A
+	 * transport that sets own_events gets conns whose events have no
+	 * descriptor: arm says which of them the conn waits for, and the
+	 * transport makes those active itself, from any thread, until it
+	 * is armed otherwise or torn down.  accept_start replaces listen
+	 * for it: it calls back in the loop's thread with each connected
+	 * descriptor, and unlisten stops it.  close ends a descriptor that
+	 * no conn holds (transport_close; a socket otherwise).
+	 */
+	int	 own_events;
+	void	 (*arm)(struct conn *, int, int);
+	int	 (*accept_start)(struct endpoint *, void (*)(int, void *),
+		    void *, char *, size_t);
+	void	 (*close)(int);
+
 	int	 (*setup)(struct conn *, int);
 	int	 (*handshake)(struct conn *);
 	ssize_t	 (*read)(struct conn *, void *, size_t);
@@ -150,6 +166,7 @@ struct transport {
 const struct transport *transport_find(const char *, size_t *);
 const struct transport *const *transport_all(size_t *);
 const char	*transport_unavailable(const char *);
+void		 transport_close(const struct transport *, int);
 int		 transport_option_elsewhere(const char *);
 void		 transport_prefixes(char *, size_t);
 

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: ISC
 #
 # Cross-build dsroute's libraries for Windows (x86_64-w64-mingw32), static,
-# from Debian's own source packages: libevent (with its IOCP back end) and
-# mbed TLS 2.28.  They are installed under
+# from Debian's own source packages: libevent (with its IOCP back end),
+# mbed TLS 2.28 and inih.  They are installed under
 #
-#	${XDG_CACHE_HOME:-$HOME/.cache}/dsroute/win64/LIBEVENT+MBEDTLS/
+#	${XDG_CACHE_HOME:-$HOME/.cache}/dsroute/win64/LIBEVENT+MBEDTLS+INIH/
 #
-# (include/, lib/, lib/pkgconfig/), keyed by the two source versions, so a
+# (include/, lib/, lib/pkgconfig/), keyed by the source versions, so a
 # later run with the same versions builds nothing.  The prefix is the last
 # line printed.  Quiet unless it fails; then the build log's tail goes to
 # standard error and it exits non-zero.
@@ -21,7 +21,7 @@ set -eu
 host=x86_64-w64-mingw32
 # Bump when the build recipe below changes: a prefix built by an older
 # recipe is built again.
-recipe=1
+recipe=3
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -110,9 +110,9 @@ cmake_build() {
 	shift 2
 	cmake -S "$src" -B "$bld" -DCMAKE_TOOLCHAIN_FILE="$work/toolchain.cmake" \
 	    -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
-	    -DCMAKE_INSTALL_LIBDIR=lib "$@"
-	cmake --build "$bld" -j "$(nproc)"
-	cmake --install "$bld"
+	    -DCMAKE_INSTALL_LIBDIR=lib "$@" &&
+	    cmake --build "$bld" -j "$(nproc)" &&
+	    cmake --install "$bld"
 }
 
 # libevent: static, no OpenSSL (the Windows build's TLS is mbed TLS), no
@@ -121,7 +121,7 @@ cmake_build() {
 # listener); IOCP needs the thread support, left on.
 build_libevent() {
 	(cd "$work" && apt-get source -qq --download-only "libevent=$lev" &&
-	    dpkg-source -x libevent_*.dsc libevent)
+	    dpkg-source -x libevent_*.dsc libevent) || return 1
 	cmake_build "$work/libevent" "$work/libevent-build" \
 	    -DEVENT__LIBRARY_TYPE=STATIC -DEVENT__DISABLE_OPENSSL=ON \
 	    -DEVENT__DISABLE_MBEDTLS=ON \
@@ -135,22 +135,50 @@ build_libevent() {
 # compiler has no pthreads, so threading is turned off again here.
 build_mbedtls() {
 	(cd "$work" && apt-get source -qq --download-only "mbedtls=$mtv" &&
-	    dpkg-source -x mbedtls_*.dsc mbedtls)
+	    dpkg-source -x mbedtls_*.dsc mbedtls) || return 1
 	cfg=$work/mbedtls/include/mbedtls/config.h
 	sed -i -e 's|^#define MBEDTLS_THREADING_C|//&|' \
-	    -e 's|^#define MBEDTLS_THREADING_PTHREAD|//&|' "$cfg"
+	    -e 's|^#define MBEDTLS_THREADING_PTHREAD|//&|' "$cfg" || return 1
 	cmake_build "$work/mbedtls" "$work/mbedtls-build" \
 	    -DENABLE_TESTING=OFF -DENABLE_PROGRAMS=OFF \
 	    -DUSE_STATIC_MBEDTLS_LIBRARY=ON -DUSE_SHARED_MBEDTLS_LIBRARY=OFF \
 	    -DMBEDTLS_FATAL_WARNINGS=OFF -DLINK_WITH_PTHREAD=OFF
 }
 
+# inih: ini.c and ini.h are the whole library, so they are compiled
+# directly rather than through its meson build, with a .pc file for
+# configure's PKG_CHECK_MODULES.  Where the archive serves no source for
+# it (this project's mirror has the .dsc but not the tarballs), dsroute.exe
+# is built without configuration files, and says so when given -f.
+build_inih() {
+	if ! (cd "$work" &&
+	    apt-get source -qq --download-only "libinih=$inv" &&
+	    dpkg-source -x libinih_*.dsc libinih); then
+		echo "deps.sh: no source of libinih $inv in the archive:" \
+		    "dsroute.exe will take no -f FILE" >&2
+		return 0
+	fi
+	mkdir -p "$prefix/include" "$prefix/lib/pkgconfig" &&
+	    $host-gcc -O2 -c "$work/libinih/ini.c" -o "$work/ini.o" &&
+	    $host-ar rcs "$prefix/lib/libinih.a" "$work/ini.o" &&
+	    cp "$work/libinih/ini.h" "$prefix/include/" || return 1
+	cat >"$prefix/lib/pkgconfig/inih.pc" <<EOF
+prefix=$prefix
+Name: inih
+Description: simple .INI file parser
+Version: ${inv%%-*}
+Libs: -L\${prefix}/lib -linih
+Cflags: -I\${prefix}/include
+EOF
+}
+
 install_missing gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 cmake make \
     dpkg-dev
 lev=$(source_version libevent-dev)
 mtv=$(source_version libmbedtls-dev)
+inv=$(source_version libinih-dev)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/dsroute/win64
-prefix=$cache/$lev+$mtv
+prefix=$cache/$lev+$mtv+$inv
 
 if [ "$(cat "$prefix/.recipe" 2>/dev/null)" = "$recipe" ]; then
 	echo "$prefix"
@@ -164,7 +192,7 @@ log=$work/build.log
 # The stamp is written last: a prefix without it is incomplete.
 rm -rf "$prefix"
 toolchain >"$work/toolchain.cmake"
-if ! { build_libevent && build_mbedtls; } >"$log" 2>&1; then
+if ! { build_libevent && build_mbedtls && build_inih; } >"$log" 2>&1; then
 	tail -n 40 "$log" >&2
 	echo "deps.sh: the Windows libraries failed to build; the log is" \
 	    "$log, beside the sources" >&2

@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: ISC */
+/* Windows: the BSD socket names come from Winsock (see compat.h). */
+#ifndef COMPAT_NETINET_IN_H
+#define COMPAT_NETINET_IN_H
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#endif
