@@ -112,6 +112,34 @@ check "a tool hanging up mid-stream: the runtime sees the stream break" \
     wait_for 20 has_line "$T/rt2.ev" '^stream-broken'
 check "the router is still up" alive d2
 check "and serves the next tool" wtool --timeout 20 "${P}tools2" processinfo
+
+# A slow reader on the pipe: the stream waits for it, whole and in order.
+if wtool --timeout 60 "${P}tools2" collect --rate 2097152 \
+    --expect-bytes 8388608; then
+	sid=$(field session "$T/tool.out")
+	wait_for 20 has_line "$T/rt2.ev" "^stream-end $sid "
+	is "a slow reader on the pipe gets the stream byte-exact" \
+	    "$(field sha256 "$T/tool.out")" \
+	    "$(sed -n "s/^stream-end $sid 8388608 //p" "$T/rt2.ev")"
+else
+	fail "a slow reader on the pipe gets the stream byte-exact" \
+	    "$(cat "$T/tool.out" "$T/tool.err")"
+fi
+
+# A burst of tools at once: every one finds an instance of the pipe.
+i=0
+burst=""
+while [ $i -lt 16 ]; do
+	wine "$WINFAKETOOL" --timeout 30 "${P}tools2" processinfo \
+	    >"$T/burst.$i" 2>&1 &
+	burst="$burst $!"
+	i=$((i + 1))
+done
+for p in $burst; do
+	wait "$p"
+done
+is "a burst of 16 tools: each one answered" \
+    "$(cat "$T"/burst.* | grep -c '^pid=2002 ')" 16
 stop_exe d2
 stop rt2
 

@@ -20,9 +20,10 @@
  * (the equal of a 0600 socket file, which admits its owner and root) and
  * no remote client.
  *
- * A pipe has no half-close: shutdown sends what is buffered and keeps
- * the pipe open, so the other direction still flows; the peer sees the
- * end when the session closes the pipe.
+ * A pipe has no half-close: shutdown sends what is held, then closes the
+ * handle, so the peer sees the end of the stream (what a tool reading a
+ * trace waits for); what the peer would still send is not read.  The
+ * diagnostic tools and runtimes never half-close, so nothing is lost.
  */
 
 #include "config.h"
@@ -88,7 +89,10 @@ struct pipe {
 	int			 want_read, want_write;
 	int			 eof;
 	int			 error;		/* an errno */
-	int			 closing;
+	int			 shut_wait;	/* shutdown waits for a flush */
+	int			 hung;		/* shut: the handle is closing */
+	int			 handle_closed;
+	int			 closing;	/* torn down: freed when idle */
 	size_t			 in_off, in_len;
 	size_t			 wbusy_off, wbusy_len, wnext_len;
 	char			 in[PIPE_BUF_SIZE];
@@ -171,6 +175,7 @@ static struct pipe_list	 pipes = TAILQ_HEAD_INITIALIZER(pipes);
 
 static struct pipe *close_locked(struct pipe *);
 static void	 free_pipe(struct pipe *);
+static void	 hang_up(struct pipe *);
 static void	 pipe_wake(struct pipe *);
 static void	 post_read(struct pipe *);
 static void	 post_write(struct pipe *);
@@ -244,8 +249,9 @@ pipe_of(int fd)
 {
 	struct pipe	*p;
 
+	/* A closed handle's value may be a new pipe's already. */
 	TAILQ_FOREACH(p, &pipes, entry) {
-		if (fd_of(p) == fd)
+		if (fd_of(p) == fd && !p->closing && !p->hung)
 			return (p);
 	}
 	return (NULL);
@@ -305,6 +311,10 @@ completion_thread(void *arg)
 		}
 		if (p->closing)
 			done = close_locked(p);
+		else if (p->hung) {
+			hang_up(p);
+			pipe_wake(p);
+		}
 		else if (op->kind == OP_WRITE)
 			post_write(p);	/* the rest, and wake a writer */
 		else
@@ -327,7 +337,8 @@ close_locked(struct pipe *p)
 	p->conn = NULL;
 	p->server = NULL;
 	if (p->rop.busy || p->wop.busy || p->cop.busy) {
-		(void)CancelIoEx(p->h, NULL);
+		if (!p->handle_closed)
+			(void)CancelIoEx(p->h, NULL);
 		return (NULL);
 	}
 	TAILQ_REMOVE(&pipes, p, entry);
@@ -340,8 +351,27 @@ free_pipe(struct pipe *p)
 {
 	if (p == NULL)
 		return;
-	CloseHandle(p->h);
+	if (!p->handle_closed)
+		CloseHandle(p->h);
 	free(p);
+}
+
+/*
+ * End the pipe for its peer, under the lock: close the handle once no
+ * operation is posted on it (cancelling a read that waits), and read no
+ * more.  The pipe stays, for its conn, until torn down.
+ */
+static void
+hang_up(struct pipe *p)
+{
+	p->hung = 1;
+	p->eof = 1;
+	if (p->rop.busy)
+		(void)CancelIoEx(p->h, &p->rop.ov);
+	if (p->handle_closed || p->rop.busy || p->wop.busy || p->cop.busy)
+		return;
+	CloseHandle(p->h);
+	p->handle_closed = 1;
 }
 
 /*
@@ -355,7 +385,10 @@ pipe_wake(struct pipe *p)
 		return;
 	if (p->want_read && (p->in_len > 0 || p->eof || p->error))
 		event_active(&p->conn->rev, EV_READ, 0);
-	if (p->want_write && (p->wnext_len < sizeof(p->wnext) || p->error))
+	/* A shutdown waits for the last write, not for room. */
+	if (p->want_write && (p->error || (p->shut_wait ?
+	    !p->wop.busy && p->wnext_len == 0 :
+	    p->wnext_len < sizeof(p->wnext))))
 		event_active(&p->conn->wev, EV_WRITE, 0);
 }
 
@@ -413,7 +446,7 @@ post_read(struct pipe *p)
 	DWORD	 error;
 
 	if (p->rop.busy || p->in_len > 0 || p->eof || p->error ||
-	    p->closing)
+	    p->closing || p->hung)
 		return;
 	memset(&p->rop.ov, 0, sizeof(p->rop.ov));
 	p->in_off = 0;
@@ -438,7 +471,7 @@ post_write(struct pipe *p)
 {
 	DWORD	 error;
 
-	if (p->wop.busy || p->error || p->closing)
+	if (p->wop.busy || p->error || p->closing || p->hung)
 		goto wake;
 	if (p->wbusy_off == p->wbusy_len && p->wnext_len > 0) {
 		memcpy(p->wbusy, p->wnext, p->wnext_len);
@@ -879,7 +912,10 @@ pipe_arm(struct conn *c, int want_read, int want_write)
 	unlock_pipes();
 }
 
-/* Close a pipe no conn holds any longer (or never held). */
+/*
+ * Close a pipe no conn holds (accepted and refused, or dialled and given
+ * up); a conn's pipe closes at its teardown.
+ */
 static void
 pipe_close(int fd)
 {
@@ -952,8 +988,8 @@ pipe_write(struct conn *c, const void *buf, size_t len)
 	size_t		 n;
 
 	lock_pipes();
-	if (p->error) {
-		c->error = errno = p->error;
+	if (p->error || p->hung) {
+		c->error = errno = p->error ? p->error : EPIPE;
 		unlock_pipes();
 		return (IO_ERROR);
 	}
@@ -1014,20 +1050,31 @@ pipe_unsent(struct conn *c)
 	return (n);
 }
 
-/* No half-close on a pipe: send what is held, and keep it open. */
+/*
+ * No half-close on a pipe: send what is held, then close the handle so
+ * the peer sees the end.
+ */
 static int
 pipe_shutdown(struct conn *c)
 {
 	struct pipe	*p = c->tstate;
-	int		 rv;
+	int		 rv = 0;
 
 	lock_pipes();
-	rv = !p->error && (p->wop.busy || p->wnext_len > 0) ?
-	    IO_WANT_WRITE : 0;
+	if (p->error || p->hung)
+		p->shut_wait = 0;
+	else if (p->wop.busy || p->wnext_len > 0) {
+		p->shut_wait = 1;
+		rv = IO_WANT_WRITE;
+	} else {
+		p->shut_wait = 0;
+		hang_up(p);
+	}
 	unlock_pipes();
 	return (rv);
 }
 
+/* The conn is done with its pipe: close it when nothing is posted. */
 static void
 pipe_teardown(struct conn *c)
 {
@@ -1036,6 +1083,7 @@ pipe_teardown(struct conn *c)
 	if (p == NULL)
 		return;
 	lock_pipes();
-	p->conn = NULL;
+	p = close_locked(p);
 	unlock_pipes();
+	free_pipe(p);
 }
