@@ -38,8 +38,6 @@
 #include "router/log.h"
 #include "router/util.h"
 
-#define CHILD_OUTPUT_MAX	(64 * 1024)	/* stdout kept for the caller */
-#define CHILD_LINE_MAX		4096
 
 static TAILQ_HEAD(, child) children = TAILQ_HEAD_INITIALIZER(children);
 static struct event	*sigchld_ev;
@@ -47,45 +45,6 @@ static pid_t		*orphans;	/* bare pids still to reap */
 static size_t		 norphans, orphans_size;
 
 static void	 child_reap(evutil_socket_t, short, void *);
-
-/*
- * Log the complete lines of one of a child's streams; at EOF, or past
- * CHILD_LINE_MAX without a newline, what is left too.
- */
-static void
-child_lines(struct child *c, int stream, int eof)
-{
-	struct evbuffer	*in = c->in[stream];
-	char		*line, safe[512];
-	size_t		 len, left;
-
-	for (;;) {
-		line = evbuffer_readln(in, &len, EVBUFFER_EOL_CRLF);
-		left = evbuffer_get_length(in);
-		if (line == NULL && left > 0 &&
-		    (eof || left > CHILD_LINE_MAX)) {
-			len = left;
-			if ((line = malloc(len + 1)) == NULL)
-				return;
-			evbuffer_remove(in, line, len);
-			line[len] = '\0';
-		}
-		if (line == NULL)
-			return;
-		log_escape(safe, sizeof(safe), line, len);
-		if (stream == 1)
-			log_msg(c->quiet ? LL_DEBUG : LL_ERROR, "%s: %s",
-			    c->name, safe);
-		else {
-			log_debug("%s: %s", c->name, safe);
-			if (evbuffer_get_length(c->output) < CHILD_OUTPUT_MAX) {
-				evbuffer_add(c->output, line, len);
-				evbuffer_add(c->output, "\n", 1);
-			}
-		}
-		free(line);
-	}
-}
 
 /* Close a stream, with whatever the child left in the pipe. */
 static void

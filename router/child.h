@@ -44,4 +44,7 @@ int		 child_watch(void);
 void		 child_reap_later(pid_t);
 void		 child_cleanup(void);
 
+/* child_lines.c: log and keep what a child wrote to stream 0 or 1. */
+void		 child_lines(struct child *, int, int);
+
 #endif /* CHILD_H */

@@ -49,8 +49,6 @@
 #include "router/log.h"
 #include "router/util.h"
 
-#define CHILD_OUTPUT_MAX	(64 * 1024)	/* stdout kept for the caller */
-#define CHILD_LINE_MAX		4096
 #define CHILD_PIPE_SIZE		(64 * 1024)
 #define CHILD_READ_SIZE		4096
 #define CHILD_HELD_MAX		(256 * 1024)	/* read, not yet taken */
@@ -135,45 +133,6 @@ utf16(const char *s)
 		return (NULL);
 	MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n);
 	return (w);
-}
-
-/*
- * Log the complete lines of one of a child's streams; at EOF, or past
- * CHILD_LINE_MAX without a newline, what is left too.
- */
-static void
-child_lines(struct child *c, int stream, int eof)
-{
-	struct evbuffer	*in = c->in[stream];
-	char		*line, safe[512];
-	size_t		 len, left;
-
-	for (;;) {
-		line = evbuffer_readln(in, &len, EVBUFFER_EOL_CRLF);
-		left = evbuffer_get_length(in);
-		if (line == NULL && left > 0 &&
-		    (eof || left > CHILD_LINE_MAX)) {
-			len = left;
-			if ((line = malloc(len + 1)) == NULL)
-				return;
-			evbuffer_remove(in, line, len);
-			line[len] = '\0';
-		}
-		if (line == NULL)
-			return;
-		log_escape(safe, sizeof(safe), line, len);
-		if (stream == 1)
-			log_msg(c->quiet ? LL_DEBUG : LL_ERROR, "%s: %s",
-			    c->name, safe);
-		else {
-			log_debug("%s: %s", c->name, safe);
-			if (evbuffer_get_length(c->output) < CHILD_OUTPUT_MAX) {
-				evbuffer_add(c->output, line, len);
-				evbuffer_add(c->output, "\n", 1);
-			}
-		}
-		free(line);
-	}
 }
 
 /*

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: ISC */
+
+/*
+ * What a child prints, on every system: its standard error logged line by
+ * line, its standard output logged at debug level and kept for the
+ * caller, up to CHILD_OUTPUT_MAX.  child.c and child_win32.c fill c->in[]
+ * with what they read.
+ */
+
+#include "config.h"
+
+#include <stdlib.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "router/child.h"
+#include "router/log.h"
+
+#define CHILD_OUTPUT_MAX	(64 * 1024)	/* stdout kept for the caller */
+#define CHILD_LINE_MAX		4096
+
+/*
+ * Log the complete lines of one of a child's streams; at EOF, or past
+ * CHILD_LINE_MAX without a newline, what is left too.
+ */
+void
+child_lines(struct child *c, int stream, int eof)
+{
+	struct evbuffer	*in = c->in[stream];
+	char		*line, safe[512];
+	size_t		 len, left;
+
+	for (;;) {
+		line = evbuffer_readln(in, &len, EVBUFFER_EOL_CRLF);
+		left = evbuffer_get_length(in);
+		if (line == NULL && left > 0 &&
+		    (eof || left > CHILD_LINE_MAX)) {
+			len = left;
+			if ((line = malloc(len + 1)) == NULL)
+				return;
+			evbuffer_remove(in, line, len);
+			line[len] = '\0';
+		}
+		if (line == NULL)
+			return;
+		log_escape(safe, sizeof(safe), line, len);
+		if (stream == 1)
+			log_msg(c->quiet ? LL_DEBUG : LL_ERROR, "%s: %s",
+			    c->name, safe);
+		else {
+			log_debug("%s: %s", c->name, safe);
+			if (evbuffer_get_length(c->output) < CHILD_OUTPUT_MAX) {
+				evbuffer_add(c->output, line, len);
+				evbuffer_add(c->output, "\n", 1);
+			}
+		}
+		free(line);
+	}
+}
