@@ -143,6 +143,18 @@ maybe_shutdown(struct conn *c)
 		c->shut = 1;
 		return;
 	}
+	/*
+	 * A transport without a half-close (a named pipe) ends both ways
+	 * on shutdown.  Toward a tool whose runtime ended, that is how the
+	 * tool learns of the end; toward a runtime whose tool half-closed
+	 * after its command, it would cut off the runtime's answer.  A
+	 * runtime reads nothing after the command: leave its pipe open.
+	 */
+	if (c->transport->no_half_close && c->session->tool_side != -1 &&
+	    c->side != c->session->tool_side) {
+		c->shut = 1;
+		return;
+	}
 	end_sending(c);
 }
 

@@ -145,6 +145,7 @@ const struct transport transport_pipe = {
 	.example = "pipe:dsroute",
 	.local = 1,
 	.plain = 1,
+	.no_half_close = 1,
 	.own_events = 1,
 	.parse = pipe_parse,
 	.clear = pipe_clear,

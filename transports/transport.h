@@ -46,6 +46,7 @@ struct transport {
 	int			 local;		/* peers are local processes */
 	int			 identities;	/* peers may have an identity */
 	int			 plain;		/* close() ends a stream whole */
+	int			 no_half_close;	/* shutdown ends both ways */
 	int			 tls;		/* its handshakes count as TLS ones */
 	const struct endpoint_option *options;	/* its own ,name=value */
 	size_t			 noptions;

@@ -201,6 +201,54 @@ compat_errno(int wsa)
 	}
 }
 
+#undef strerror
+
+/* strerror(), with the POSIX errno values msvcrt does not know. */
+char *
+compat_strerror(int e)
+{
+	const char	*s;
+
+	switch (e) {
+	case EADDRINUSE:	s = "Address already in use"; break;
+	case EADDRNOTAVAIL:	s = "Cannot assign requested address"; break;
+	case EAFNOSUPPORT:	s = "Address family not supported by protocol";
+				break;
+	case EALREADY:		s = "Operation already in progress"; break;
+	case ECANCELED:		s = "Operation canceled"; break;
+	case ECONNABORTED:	s = "Software caused connection abort"; break;
+	case ECONNREFUSED:	s = "Connection refused"; break;
+	case ECONNRESET:	s = "Connection reset by peer"; break;
+	case EDESTADDRREQ:	s = "Destination address required"; break;
+	case EHOSTUNREACH:	s = "No route to host"; break;
+	case EINPROGRESS:	s = "Operation now in progress"; break;
+	case EISCONN:		s = "Transport endpoint is already connected";
+				break;
+	case ELOOP:		s = "Too many levels of symbolic links"; break;
+	case EMSGSIZE:		s = "Message too long"; break;
+	case ENETDOWN:		s = "Network is down"; break;
+	case ENETRESET:		s = "Network dropped connection on reset";
+				break;
+	case ENETUNREACH:	s = "Network is unreachable"; break;
+	case ENOBUFS:		s = "No buffer space available"; break;
+	case ENOPROTOOPT:	s = "Protocol not available"; break;
+	case ENOTCONN:		s = "Transport endpoint is not connected"; break;
+	case ENOTSOCK:		s = "Socket operation on non-socket"; break;
+	case ENOTSUP:
+	case EOPNOTSUPP:	s = "Operation not supported"; break;
+	case EOVERFLOW:		s = "Value too large for defined data type";
+				break;
+	case EPROTO:		s = "Protocol error"; break;
+	case EPROTONOSUPPORT:	s = "Protocol not supported"; break;
+	case EPROTOTYPE:	s = "Protocol wrong type for socket"; break;
+	case ETIMEDOUT:		s = "Connection timed out"; break;
+	case EWOULDBLOCK:	s = "Resource temporarily unavailable"; break;
+	default:
+		return (strerror(e));
+	}
+	return ((char *)s);
+}
+
 #undef socket
 #undef connect
 #undef recv

@@ -92,6 +92,17 @@ int	 compat_getsockopt(int, int, int, void *, socklen_t *);
 int	 compat_evbuffer_write(struct evbuffer *, int);
 int	 compat_errno(int);
 
+/*
+ * msvcrt's strerror() knows the C runtime's own errno values only: the
+ * POSIX ones mingw adds, which compat_errno() gives socket failures
+ * (ECONNREFUSED, ECONNRESET, ETIMEDOUT...), come out as "Unknown
+ * error".  compat_strerror() words them as glibc does.  <string.h> is
+ * read first, so that the name is only replaced in calls.
+ */
+#include <string.h>
+#define strerror(e)	compat_strerror(e)
+char	*compat_strerror(int);
+
 /* compat.c */
 char	*strndup(const char *, size_t);
 char	*strsep(char **, const char *);
