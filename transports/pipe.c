@@ -22,8 +22,8 @@
  *
  * A pipe has no half-close: shutdown sends what is held, then closes the
  * handle, so the peer sees the end of the stream (what a tool reading a
- * trace waits for); what the peer would still send is not read.  The
- * diagnostic tools and runtimes never half-close, so nothing is lost.
+ * trace waits for).  The engine never shuts a runtime's pipe
+ * (no_half_close): its answer to a tool that half-closed still comes.
  */
 
 #include "config.h"
