@@ -880,11 +880,12 @@ session_conn_ready(struct conn *c)
 	}
 }
 
+/* EBUSY: a named pipe whose every instance has its client (Windows). */
 static int
 retryable(int error)
 {
 	return (error == ECONNREFUSED || error == ENOENT || error == EAGAIN ||
-	    error == ECONNRESET || error == ETIMEDOUT ||
+	    error == EBUSY || error == ECONNRESET || error == ETIMEDOUT ||
 	    error == EHOSTUNREACH || error == ENETUNREACH);
 }
 

@@ -54,7 +54,6 @@
 #define PIPE_NAME_MAX		256	/* after the prefix */
 #define PIPE_BUF_SIZE		65536	/* each of in, and two out */
 #define PIPE_WAITING		8	/* instances waiting for a client */
-#define PIPE_BUSY_TRIES		50	/* dial: all busy, 10 ms apart */
 #define PIPE_DEFAULT_PORT	"dotnet-diagnostic-"
 
 struct pipe_endpoint {
@@ -860,10 +859,12 @@ pipe_unlisten(struct endpoint *ep)
 }
 
 /*
- * Open the pipe.  While every instance is busy, try again 10 ms later,
- * a bounded number of times: the runtime's server makes the next
- * instance soon after it takes a client.  (Not WaitNamedPipe: under
- * wine a burst of waiters wedged the runtime's diagnostic server.)
+ * Open the pipe, once.  While every instance is busy this fails with
+ * EBUSY, which the session retries on its timer (10 ms, then longer,
+ * within --connect-timeout): the runtime's server makes the next
+ * instance soon after it takes a client.  Never wait here: the loop
+ * serves every other session meanwhile.  (Nor WaitNamedPipe: under wine
+ * a burst of waiters wedged the runtime's diagnostic server.)
  */
 static int
 pipe_dial(struct endpoint *ep, int *pending)
@@ -871,21 +872,15 @@ pipe_dial(struct endpoint *ep, int *pending)
 	struct pipe	*p;
 	HANDLE		 h;
 	DWORD		 error;
-	int		 tries;
 
 	if (pipe_start() == -1) {
 		errno = pipe_errno(GetLastError());
 		return (-1);
 	}
-	for (tries = 0; ; tries++) {
-		h = pipe_open(PIPE_EP(ep)->wpath, &error);
-		if (h != INVALID_HANDLE_VALUE)
-			break;
-		if (error != ERROR_PIPE_BUSY || tries == PIPE_BUSY_TRIES) {
-			errno = pipe_errno(error);
-			return (-1);
-		}
-		Sleep(10);
+	if ((h = pipe_open(PIPE_EP(ep)->wpath, &error)) ==
+	    INVALID_HANDLE_VALUE) {
+		errno = pipe_errno(error);
+		return (-1);
 	}
 	if ((p = pipe_new(h)) == NULL) {
 		CloseHandle(h);
