@@ -38,7 +38,6 @@
  */
 
 #include <windows.h>
-#include <wincrypt.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,53 +51,7 @@
 #include <string.h>
 
 #include "le.h"
-
-#ifdef TESTS_SHA256_MBEDTLS
 #include "sha256.h"
-#else
-/* SHA-256 from the CryptoAPI (advapi32), sha256.h's interface. */
-#define SHA256_LEN	32
-
-struct sha256 {
-	HCRYPTPROV	prov;
-	HCRYPTHASH	hash;
-	int		failed;
-};
-
-static int
-sha256_init(struct sha256 *h)
-{
-	h->failed = 0;
-	if (!CryptAcquireContextW(&h->prov, NULL, NULL, PROV_RSA_AES,
-	    CRYPT_VERIFYCONTEXT))
-		return (-1);
-	if (!CryptCreateHash(h->prov, CALG_SHA_256, 0, 0, &h->hash)) {
-		CryptReleaseContext(h->prov, 0);
-		return (-1);
-	}
-	return (0);
-}
-
-static void
-sha256_update(struct sha256 *h, const void *buf, size_t len)
-{
-	if (len > 0 && !CryptHashData(h->hash, buf, (DWORD)len, 0))
-		h->failed = 1;
-}
-
-static int
-sha256_final(struct sha256 *h, uint8_t out[SHA256_LEN])
-{
-	DWORD	n = SHA256_LEN;
-
-	if (!CryptGetHashParam(h->hash, HP_HASHVAL, out, &n, 0) ||
-	    n != SHA256_LEN)
-		h->failed = 1;
-	CryptDestroyHash(h->hash);
-	CryptReleaseContext(h->prov, 0);
-	return (h->failed ? -1 : 0);
-}
-#endif
 
 #define IPC_MAGIC		"DOTNET_IPC_V1"	/* 13 chars + NUL = 14 */
 #define IPC_MAGIC_LEN		14
