@@ -1,6 +1,6 @@
 # Build the test fakes without the autotools build:
 #	make -f tests/fakes.mk [SANITIZE=1]
-# The router's Makefile.am lists the same two single-file sources.
+# The router's Makefile.am lists the same sources.
 
 CC?=		cc
 CFLAGS?=	-O2
@@ -15,8 +15,12 @@ FAKES=		tests/fakert tests/faketool
 
 all: $(FAKES)
 
-tests/fakert: tests/helpers/fakert.c tests/helpers/le.h tests/helpers/sha256.h
-	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/helpers/fakert.c $(LIBS)
+PROTO=		tests/helpers/fakeproto.c
+PROTO_H=	tests/helpers/fakeproto.h tests/helpers/le.h tests/helpers/sha256.h
+RT=		tests/helpers/fakert.c tests/helpers/fakertcore.c
+
+tests/fakert: $(RT) $(PROTO) tests/helpers/fakertcore.h $(PROTO_H)
+	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ $(RT) $(PROTO) $(LIBS)
 
 tests/faketool: tests/helpers/faketool.c tests/helpers/le.h tests/helpers/sha256.h
 	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/helpers/faketool.c $(LIBS)
