@@ -18,12 +18,13 @@ all: $(FAKES)
 PROTO=		tests/helpers/fakeproto.c
 PROTO_H=	tests/helpers/fakeproto.h tests/helpers/le.h tests/helpers/sha256.h
 RT=		tests/helpers/fakert.c tests/helpers/fakertcore.c
+TOOL=		tests/helpers/faketool.c tests/helpers/faketoolcore.c
 
 tests/fakert: $(RT) $(PROTO) tests/helpers/fakertcore.h $(PROTO_H)
 	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ $(RT) $(PROTO) $(LIBS)
 
-tests/faketool: tests/helpers/faketool.c tests/helpers/le.h tests/helpers/sha256.h
-	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/helpers/faketool.c $(LIBS)
+tests/faketool: $(TOOL) $(PROTO) tests/helpers/faketoolcore.h $(PROTO_H)
+	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ $(TOOL) $(PROTO) $(LIBS)
 
 check: $(FAKES)
 	sh tests/fakes-selftest.sh
