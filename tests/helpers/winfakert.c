@@ -70,29 +70,17 @@
 #include <string.h>
 
 #include "fakertcore.h"
+#include "winpipe.h"
 
 #define BUSY_SLEEP_MS		10
 #define PENDING			4	/* listen instances waiting */
 #define BACKLOG			255	/* connected, not yet served */
 #define PIPE_BUF_SIZE		65536
-#define PIPE_NAME_MAX		256
 
 #define IO_DONE			0
 #define IO_FAIL			1
 #define IO_TIMEOUT		2
 #define IO_QUIT			3
-
-/* One pipe handle and the event of its one operation at a time. */
-struct conn {
-	HANDLE			 h;
-	HANDLE			 ev;
-	OVERLAPPED		 ov;
-};
-
-struct pipename {
-	wchar_t			 w[PIPE_NAME_MAX + 16];
-	char			 text[3 * (PIPE_NAME_MAX + 16)];
-};
 
 /* A listen instance waiting in ConnectNamedPipe. */
 struct waiting {
@@ -146,26 +134,17 @@ os_fatal_detail(void)
 void
 os_parse_port(const char *opt, const char *s, enum port which)
 {
-	static const char	 prefix[] = "\\\\.\\pipe\\";
-	struct pipename		*p = which == PORT_LISTEN ? &listen_name :
-				    &connect_name;
-	const char		*name = s;
-
-	if (_strnicmp(s, prefix, sizeof(prefix) - 1) == 0)
-		name = s + sizeof(prefix) - 1;
-	else if (strncmp(s, "\\\\", 2) == 0)
+	switch (pipe_name(s, which == PORT_LISTEN ? &listen_name :
+	    &connect_name)) {
+	case PIPE_REMOTE:
 		fatal("%s: \"%s\" is not a local pipe (\\\\.\\pipe\\NAME)",
 		    opt, s);
-	if (strncmp(s, "tcp:", 4) == 0 || *s == '/')
+	case PIPE_NOT_PIPE:
 		fatal("%s: \"%s\": winfakert serves named pipes only (NAME or "
 		    "\\\\.\\pipe\\NAME)", opt, s);
-	if (*name == '\0' || strlen(name) > PIPE_NAME_MAX ||
-	    strchr(name, '/') != NULL)
+	case PIPE_BAD:
 		fatal("%s: bad pipe name \"%s\"", opt, s);
-	snprintf(p->text, sizeof(p->text), "%s%s", prefix, name);
-	if (MultiByteToWideChar(CP_UTF8, 0, p->text, -1, p->w,
-	    (int)(sizeof(p->w) / sizeof(p->w[0]))) == 0)
-		fatal("%s: bad pipe name \"%s\"", opt, s);
+	}
 }
 
 static struct conn *
@@ -179,21 +158,6 @@ pc_new(HANDLE h)
 	if ((pc->ev = CreateEventW(NULL, TRUE, FALSE, NULL)) == NULL)
 		fatal("CreateEvent: error %lu", GetLastError());
 	return (pc);
-}
-
-/*
- * Close a pipe connection.  Bytes already written stay readable by the
- * peer: closing the server end is not DisconnectNamedPipe, which would
- * drop them (pipeprobe).
- */
-void
-os_close(struct conn *pc)
-{
-	if (pc == NULL)
-		return;
-	CloseHandle(pc->h);
-	CloseHandle(pc->ev);
-	free(pc);
 }
 
 /*

@@ -51,23 +51,16 @@
 #include <string.h>
 
 #include "faketoolcore.h"
+#include "winpipe.h"
 
-#define PIPE_NAME_MAX		256
 #define BUSY_SLEEP_MS		10
 #define SILENT_POLL_MS		10
 
 /* Not a Windows error: raw's --reset, faketool's ECONNRESET. */
 #define ERR_RESET		0x20000000UL
 
-/* One client pipe handle and the event of its one operation at a time. */
-struct conn {
-	HANDLE			 h;
-	HANDLE			 ev;
-	OVERLAPPED		 ov;
-};
-
 /* Target. */
-static wchar_t			 pipe_w[PIPE_NAME_MAX + 16];
+static struct pipename		 target;
 
 static CRITICAL_SECTION		 out_mtx;
 static __thread DWORD		 io_errno;
@@ -222,16 +215,6 @@ os_write_full(struct conn *pc, const void *buf, size_t len, int64_t until)
 	return (IO_OK);
 }
 
-void
-os_close(struct conn *pc)
-{
-	if (pc == NULL)
-		return;
-	CloseHandle(pc->h);
-	CloseHandle(pc->ev);
-	free(pc);
-}
-
 /* Sleep ms milliseconds, but never past the deadline. */
 enum io
 os_sleep_ms(int64_t ms)
@@ -249,10 +232,8 @@ os_sleep_ms(int64_t ms)
 int
 os_parse_target(const char *arg)
 {
-	static const char	 prefix[] = "\\\\.\\pipe\\";
-	char			 addr[PIPE_NAME_MAX + 32], full[PIPE_NAME_MAX + 16];
-	char			*comma;
-	const char		*name;
+	char	 addr[PIPE_NAME_MAX + 32];
+	char	*comma;
 
 	if (strlen(arg) >= sizeof(addr))
 		return (-1);
@@ -266,20 +247,7 @@ os_parse_target(const char *arg)
 			return (-1);
 		*comma = '\0';
 	}
-	name = addr;
-	if (_strnicmp(addr, prefix, sizeof(prefix) - 1) == 0)
-		name = addr + sizeof(prefix) - 1;
-	else if (strncmp(addr, "\\\\", 2) == 0 || strncmp(addr, "tcp:", 4) ==
-	    0 || addr[0] == '/')
-		return (-1);
-	if (*name == '\0' || strlen(name) > PIPE_NAME_MAX ||
-	    strchr(name, '/') != NULL)
-		return (-1);
-	snprintf(full, sizeof(full), "%s%s", prefix, name);
-	if (MultiByteToWideChar(CP_UTF8, 0, full, -1, pipe_w,
-	    (int)(sizeof(pipe_w) / sizeof(pipe_w[0]))) == 0)
-		return (-1);
-	return (0);
+	return (pipe_name(addr, &target) == 0 ? 0 : -1);
 }
 
 /*
@@ -321,7 +289,7 @@ os_open(struct conn **pcp)
 	enum io		 r;
 
 	for (;;) {
-		h = CreateFileW(pipe_w, GENERIC_READ | GENERIC_WRITE, 0, NULL,
+		h = CreateFileW(target.w, GENERIC_READ | GENERIC_WRITE, 0, NULL,
 		    OPEN_EXISTING, FILE_FLAG_OVERLAPPED, NULL);
 		if (h != INVALID_HANDLE_VALUE)
 			break;
