@@ -85,11 +85,15 @@ build() {
 		    -o "$B/dsbench" bench/dsbench.c -lssl -lcrypto -lpthread
 	fi
 	# The tests' fake runtime, for the many-runtimes part.
-	if [ ! -x "$B/fakert" ] || [ "$B/fakert" -ot tests/helpers/fakert.c ]
+	if [ ! -x "$B/fakert" ] ||
+	    [ -n "$(find tests/helpers/fakert.c tests/helpers/fakertcore.[ch] \
+	    tests/helpers/fakeproto.[ch] tests/helpers/le.h \
+	    tests/helpers/sha256.h -newer "$B/fakert")" ]
 	then
 		gcc -O2 -g -Wall -Wextra -I tests/helpers \
 		    -DTESTS_SHA256_OPENSSL -o "$B/fakert" \
-		    tests/helpers/fakert.c -lcrypto -lpthread
+		    tests/helpers/fakert.c tests/helpers/fakertcore.c \
+		    tests/helpers/fakeproto.c -lcrypto -lpthread
 	fi
 }
 

@@ -1,6 +1,6 @@
 # Build the test fakes without the autotools build:
 #	make -f tests/fakes.mk [SANITIZE=1]
-# The router's Makefile.am lists the same two single-file sources.
+# The router's Makefile.am lists the same sources.
 
 CC?=		cc
 CFLAGS?=	-O2
@@ -15,11 +15,16 @@ FAKES=		tests/fakert tests/faketool
 
 all: $(FAKES)
 
-tests/fakert: tests/helpers/fakert.c tests/helpers/le.h tests/helpers/sha256.h
-	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/helpers/fakert.c $(LIBS)
+PROTO=		tests/helpers/fakeproto.c
+PROTO_H=	tests/helpers/fakeproto.h tests/helpers/le.h tests/helpers/sha256.h
+RT=		tests/helpers/fakert.c tests/helpers/fakertcore.c
+TOOL=		tests/helpers/faketool.c tests/helpers/faketoolcore.c
 
-tests/faketool: tests/helpers/faketool.c tests/helpers/le.h tests/helpers/sha256.h
-	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ tests/helpers/faketool.c $(LIBS)
+tests/fakert: $(RT) $(PROTO) tests/helpers/fakertcore.h $(PROTO_H)
+	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ $(RT) $(PROTO) $(LIBS)
+
+tests/faketool: $(TOOL) $(PROTO) tests/helpers/faketoolcore.h $(PROTO_H)
+	$(CC) $(WARNFLAGS) $(CFLAGS) $(SANFLAGS) -o $@ $(TOOL) $(PROTO) $(LIBS)
 
 check: $(FAKES)
 	sh tests/fakes-selftest.sh

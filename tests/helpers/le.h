@@ -2,9 +2,9 @@
 
 /*
  * le.h: the little-endian integers of the diagnostic IPC wire, for the
- * test fakes (fakert.c, faketool.c).  Header-only, and shares nothing with
- * the router's code: a fake that read the wire the router's way would
- * agree with the router's mistakes.
+ * test fakes (fakeproto.c and the cores beside it).  Header-only, and
+ * shares nothing with the router's code: a fake that read the wire the
+ * router's way would agree with the router's mistakes.
  */
 
 #ifndef TESTS_LE_H

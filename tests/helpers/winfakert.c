@@ -7,7 +7,10 @@
  * protocol as the runtime serves it, and shares no code with the router:
  * one server thread serves commands strictly one at a time over an
  * optional listen pipe and an optional connect ("reverse") pipe, and each
- * EventPipe session streams on its own thread.
+ * EventPipe session streams on its own thread.  The options, the commands,
+ * the sessions and the wire are fakert's own code (fakertcore.c,
+ * fakeproto.c); this file is the Windows part: named pipes, overlapped
+ * I/O, Win32 threads and events, console control.
  *
  *	winfakert [--listen PIPE] [--connect PIPE] [--suspend] [--pid N]
  *	          [--cookie HEX32] [--stream-bytes N] [--stream-chunk N]
@@ -59,163 +62,25 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <io.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "le.h"
+#include "fakertcore.h"
+#include "winpipe.h"
 
-#ifdef TESTS_SHA256_MBEDTLS
-#include "sha256.h"
-#else
-/* SHA-256 from the CryptoAPI (advapi32), sha256.h's interface. */
-#define SHA256_LEN	32
-
-struct sha256 {
-	HCRYPTPROV	prov;
-	HCRYPTHASH	hash;
-	int		failed;
-};
-
-static int
-sha256_init(struct sha256 *h)
-{
-	h->failed = 0;
-	if (!CryptAcquireContextW(&h->prov, NULL, NULL, PROV_RSA_AES,
-	    CRYPT_VERIFYCONTEXT))
-		return (-1);
-	if (!CryptCreateHash(h->prov, CALG_SHA_256, 0, 0, &h->hash)) {
-		CryptReleaseContext(h->prov, 0);
-		return (-1);
-	}
-	return (0);
-}
-
-static void
-sha256_update(struct sha256 *h, const void *buf, size_t len)
-{
-	if (len > 0 && !CryptHashData(h->hash, buf, (DWORD)len, 0))
-		h->failed = 1;
-}
-
-static int
-sha256_final(struct sha256 *h, uint8_t out[SHA256_LEN])
-{
-	DWORD	n = SHA256_LEN;
-
-	if (!CryptGetHashParam(h->hash, HP_HASHVAL, out, &n, 0) ||
-	    n != SHA256_LEN)
-		h->failed = 1;
-	CryptDestroyHash(h->hash);
-	CryptReleaseContext(h->prov, 0);
-	return (h->failed ? -1 : 0);
-}
-#endif
-
-#define IPC_MAGIC		"DOTNET_IPC_V1"	/* 13 chars + NUL = 14 */
-#define IPC_MAGIC_LEN		14
-#define IPC_HDR_LEN		20
-#define IPC_MAX_MSG		65535
-#define ADVR_MAGIC		"ADVR_V1"	/* 7 chars + NUL = 8 */
-#define ADVR_LEN		34
-
-#define SET_DUMP		0x01
-#define SET_EVENTPIPE		0x02
-#define SET_PROFILER		0x03
-#define SET_PROCESS		0x04
-#define SET_SERVER		0xFF
-#define ID_OK			0x00
-#define ID_ERROR		0xFF
-
-#define HR_BAD_ENCODING		0x80131384U
-#define HR_UNKNOWN_COMMAND	0x80131385U
-#define HR_UNKNOWN_MAGIC	0x80131386U
-#define HR_E_FAIL		0x80004005U
-#define HR_INVALIDARG		0x80070057U
-
-#define MAX_SESSIONS		64
-#define CONNECT_TIMEOUT_MS	100
-#define ADVR_TIMEOUT_MS		100
-#define BACKOFF_MIN_MS		10
-#define BACKOFF_MAX_MS		500
 #define BUSY_SLEEP_MS		10
 #define PENDING			4	/* listen instances waiting */
 #define BACKLOG			255	/* connected, not yet served */
 #define PIPE_BUF_SIZE		65536
-#define CMDLINE_MAX		4096
-#define PIPE_NAME_MAX		256
-
-#define RD_OK			0
-#define RD_EOF			1
-#define RD_QUIT			2
 
 #define IO_DONE			0
 #define IO_FAIL			1
 #define IO_TIMEOUT		2
 #define IO_QUIT			3
-
-enum port {
-	PORT_LISTEN,
-	PORT_CONNECT
-};
-
-enum sstate {
-	SS_FREE,
-	SS_RUNNING,
-	SS_DONE
-};
-
-/* One pipe handle and the event of its one operation at a time. */
-struct pconn {
-	HANDLE			 h;
-	HANDLE			 ev;
-	OVERLAPPED		 ov;
-};
-
-struct pipename {
-	wchar_t			 w[PIPE_NAME_MAX + 16];
-	char			 text[3 * (PIPE_NAME_MAX + 16)];
-};
-
-struct session {
-	enum sstate		 state;
-	int			 stop;
-	struct pconn		*pc;
-	uint64_t		 id;
-	HANDLE			 thread;
-};
-
-struct buf {
-	uint8_t			 data[IPC_MAX_MSG - IPC_HDR_LEN];
-	size_t			 len;
-	int			 overflow;
-};
-
-struct request {
-	struct pconn		*pc;
-	enum port		 from;
-	uint8_t			 set;
-	uint8_t			 id;
-	const uint8_t		*payload;
-	size_t			 len;
-};
-
-struct command {
-	uint8_t			 set;
-	uint8_t			 id;
-	const char		*name;
-	int			(*fn)(struct request *);
-};
-
-struct gen {
-	uint64_t		 state;
-	uint64_t		 word;
-};
 
 /* A listen instance waiting in ConnectNamedPipe. */
 struct waiting {
@@ -228,17 +93,6 @@ struct waiting {
 /* Configuration, fixed after option parsing. */
 static struct pipename	 listen_name;
 static struct pipename	 connect_name;
-static int		 have_listen;
-static int		 have_connect;
-static int		 opt_suspend;
-static uint64_t		 opt_pid;
-static uint64_t		 opt_info_pid;	/* ProcessInfo's, if it lies */
-static const char	*opt_name = "fakert";
-static uint8_t		 cookie[16];
-static uint64_t		 opt_stream_bytes;
-static size_t		 opt_stream_chunk = 65536;
-static uint64_t		 opt_exit_after;
-static char		 cmdline[CMDLINE_MAX];
 
 /* Process state. */
 static HANDLE		 quit_event;	/* manual: everything stops */
@@ -256,192 +110,47 @@ static HANDLE		 queue[BACKLOG];
 static int		 queue_head, queue_len;
 
 /* Server thread state; touched by the server thread only. */
-static struct pconn	*parked;
+static struct conn	*parked;
 static uint8_t		 parked_byte;
-static int		 paused;
-static uint64_t		 rx_total;
-static uint64_t		 served;
-static uint64_t		 next_session = 1;
 
-/* EventPipe sessions. */
-static struct session	 sessions[MAX_SESSIONS];
-static CRITICAL_SECTION	 sess_mtx;
+/* The streaming threads, by session slot, and the core's locks. */
+static HANDLE		 stream_threads[MAX_SESSIONS];
+static CRITICAL_SECTION	 locks[2];
 static CONDITION_VARIABLE sess_cv;
 
-/* Events file. */
-static FILE		*evf;
-static CRITICAL_SECTION	 ev_mtx;
-
-static int	cmd_ok(struct request *);
-static int	cmd_processinfo(struct request *);
-static int	cmd_resume(struct request *);
-static int	cmd_environment(struct request *);
-static int	cmd_startup_profiler(struct request *);
-static int	cmd_collect(struct request *);
-static int	cmd_stop(struct request *);
-
-static const struct command commands[] = {
-	{ SET_DUMP, 0x01, "GenerateCoreDump", cmd_ok },
-	{ SET_DUMP, 0x02, "GenerateCoreDump2", cmd_ok },
-	{ SET_DUMP, 0x03, "GenerateCoreDump3", cmd_ok },
-	{ SET_EVENTPIPE, 0x01, "StopTracing", cmd_stop },
-	{ SET_EVENTPIPE, 0x02, "CollectTracing", cmd_collect },
-	{ SET_EVENTPIPE, 0x03, "CollectTracing2", cmd_collect },
-	{ SET_EVENTPIPE, 0x04, "CollectTracing3", cmd_collect },
-	{ SET_EVENTPIPE, 0x05, "CollectTracing4", cmd_collect },
-	{ SET_EVENTPIPE, 0x06, "CollectTracing5", cmd_collect },
-	{ SET_EVENTPIPE, 0x07, "CollectTracing6", cmd_collect },
-	{ SET_PROFILER, 0x01, "AttachProfiler", cmd_ok },
-	{ SET_PROFILER, 0x02, "StartupProfiler", cmd_startup_profiler },
-	{ SET_PROCESS, 0x00, "ProcessInfo", cmd_processinfo },
-	{ SET_PROCESS, 0x01, "ResumeRuntime", cmd_resume },
-	{ SET_PROCESS, 0x02, "ProcessEnvironment", cmd_environment },
-	{ SET_PROCESS, 0x03, "SetEnvironmentVariable", cmd_ok },
-	{ SET_PROCESS, 0x04, "ProcessInfo2", cmd_processinfo },
-	{ SET_PROCESS, 0x05, "EnablePerfMap", cmd_ok },
-	{ SET_PROCESS, 0x06, "DisablePerfMap", cmd_ok },
-	{ SET_PROCESS, 0x07, "ApplyStartupHook", cmd_ok },
-	{ SET_PROCESS, 0x08, "ProcessInfo3", cmd_processinfo },
+const struct platform	 os_platform = {
+	"Windows", "win-x64", "PATH=C:\\windows\\system32;C:\\windows",
+	"USERPROFILE=C:\\nonexistent"
 };
 
-static const char *environment[] = {
-	"FAKERT=1",
-	"LANG=C.UTF-8",
-	"PATH=C:\\windows\\system32;C:\\windows",
-	"USERPROFILE=C:\\nonexistent",
-};
-
-static void	ev_log(const char *, ...)
-		    __attribute__((format(gnu_printf, 1, 2)));
-static void	fatal(const char *, ...)
-		    __attribute__((format(gnu_printf, 1, 2), noreturn));
-
-/* Print a message and exit 1; callers put the Windows error in it. */
-static void
-fatal(const char *fmt, ...)
+/* Nothing: callers of fatal() put the Windows error in the message. */
+const char *
+os_fatal_detail(void)
 {
-	va_list	ap;
-
-	fprintf(stderr, "fakert: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	fflush(stderr);
-	exit(1);
-}
-
-/* Append one line to the events file, flushed, never interleaved. */
-static void
-ev_log(const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (evf == NULL)
-		return;
-	EnterCriticalSection(&ev_mtx);
-	va_start(ap, fmt);
-	vfprintf(evf, fmt, ap);
-	va_end(ap);
-	fputc('\n', evf);
-	fflush(evf);
-	LeaveCriticalSection(&ev_mtx);
-}
-
-/* Append raw bytes to a payload buffer, remembering any overflow. */
-static void
-buf_add(struct buf *b, const void *p, size_t n)
-{
-	if (b->overflow || n > sizeof(b->data) - b->len) {
-		b->overflow = 1;
-		return;
-	}
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
-static void
-buf_u16(struct buf *b, uint16_t v)
-{
-	uint8_t	tmp[2];
-
-	put_le16(tmp, v);
-	buf_add(b, tmp, sizeof(tmp));
-}
-
-static void
-buf_u32(struct buf *b, uint32_t v)
-{
-	uint8_t	tmp[4];
-
-	put_le32(tmp, v);
-	buf_add(b, tmp, sizeof(tmp));
-}
-
-static void
-buf_u64(struct buf *b, uint64_t v)
-{
-	uint8_t	tmp[8];
-
-	put_le64(tmp, v);
-	buf_add(b, tmp, sizeof(tmp));
-}
-
-/* Append a protocol string: u32 count with NUL, then UTF-16LE units. */
-static void
-buf_string(struct buf *b, const char *s)
-{
-	size_t	i, n = strlen(s);
-
-	buf_u32(b, (uint32_t)(n + 1));
-	for (i = 0; i < n; i++)
-		buf_u16(b, (unsigned char)s[i]);
-	buf_u16(b, 0);
-}
-
-/* Parse a decimal or 0x-prefixed unsigned number, or exit. */
-static uint64_t
-parse_number(const char *opt, const char *s, uint64_t min, uint64_t max)
-{
-	char			*end;
-	unsigned long long	 v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno != 0 || *s == '\0' || *s == '-' || *end != '\0' ||
-	    v < min || v > max)
-		fatal("%s: bad number \"%s\"", opt, s);
-	return (v);
+	return (NULL);
 }
 
 /* Parse PIPE: NAME or \\.\pipe\NAME, kept as the full name. */
-static void
-parse_pipe(const char *opt, const char *s, struct pipename *p)
+void
+os_parse_port(const char *opt, const char *s, enum port which)
 {
-	static const char	prefix[] = "\\\\.\\pipe\\";
-	const char		*name = s;
-
-	if (_strnicmp(s, prefix, sizeof(prefix) - 1) == 0)
-		name = s + sizeof(prefix) - 1;
-	else if (strncmp(s, "\\\\", 2) == 0)
+	switch (pipe_name(s, which == PORT_LISTEN ? &listen_name :
+	    &connect_name)) {
+	case PIPE_REMOTE:
 		fatal("%s: \"%s\" is not a local pipe (\\\\.\\pipe\\NAME)",
 		    opt, s);
-	if (strncmp(s, "tcp:", 4) == 0 || *s == '/')
+	case PIPE_NOT_PIPE:
 		fatal("%s: \"%s\": winfakert serves named pipes only (NAME or "
 		    "\\\\.\\pipe\\NAME)", opt, s);
-	if (*name == '\0' || strlen(name) > PIPE_NAME_MAX ||
-	    strchr(name, '/') != NULL)
+	case PIPE_BAD:
 		fatal("%s: bad pipe name \"%s\"", opt, s);
-	snprintf(p->text, sizeof(p->text), "%s%s", prefix, name);
-	if (MultiByteToWideChar(CP_UTF8, 0, p->text, -1, p->w,
-	    (int)(sizeof(p->w) / sizeof(p->w[0]))) == 0)
-		fatal("%s: bad pipe name \"%s\"", opt, s);
+	}
 }
 
-static struct pconn *
+static struct conn *
 pc_new(HANDLE h)
 {
-	struct pconn	*pc;
+	struct conn	*pc;
 
 	if ((pc = calloc(1, sizeof(*pc))) == NULL)
 		fatal("out of memory");
@@ -452,27 +161,12 @@ pc_new(HANDLE h)
 }
 
 /*
- * Close a pipe connection.  Bytes already written stay readable by the
- * peer: closing the server end is not DisconnectNamedPipe, which would
- * drop them (pipeprobe).
- */
-static void
-pc_close(struct pconn *pc)
-{
-	if (pc == NULL)
-		return;
-	CloseHandle(pc->h);
-	CloseHandle(pc->ev);
-	free(pc);
-}
-
-/*
  * One overlapped read or write of up to len bytes, waited for at most ms
  * (INFINITE: forever) or until shutdown.  *n gets the bytes moved (a
  * write moves all or, when cut short, what the pipe took).
  */
 static int
-pc_io(struct pconn *pc, int write, void *buf, DWORD len, DWORD ms, DWORD *n,
+pc_io(struct conn *pc, int write, void *buf, DWORD len, DWORD ms, DWORD *n,
     DWORD *err)
 {
 	HANDLE	hs[2];
@@ -506,8 +200,8 @@ pc_io(struct pconn *pc, int write, void *buf, DWORD len, DWORD ms, DWORD *n,
 }
 
 /* Read exactly len bytes with no timeout, like the runtime does. */
-static int
-read_full(struct pconn *pc, void *buf, size_t len, size_t *got)
+int
+os_read_full(struct conn *pc, void *buf, size_t len, size_t *got)
 {
 	uint8_t	*p = buf;
 	DWORD	 n, err;
@@ -528,19 +222,20 @@ read_full(struct pconn *pc, void *buf, size_t len, size_t *got)
 
 /*
  * Write len bytes, waiting at most timeout ms for the pipe to take them
- * (INFINITE: forever).  Returns the number of bytes written.
+ * (FOREVER: no limit).  Returns the number of bytes written.
  */
-static size_t
-write_full(struct pconn *pc, const void *buf, size_t len, DWORD timeout)
+size_t
+os_write_full(struct conn *pc, const void *buf, size_t len, int timeout)
 {
 	const uint8_t	*p = buf;
 	size_t		 done = 0;
-	DWORD		 n, err, want;
+	DWORD		 n, err, want, ms;
 	int		 r;
 
+	ms = timeout == FOREVER ? INFINITE : (DWORD)timeout;
 	while (done < len) {
 		want = len - done > 1048576 ? 1048576 : (DWORD)(len - done);
-		r = pc_io(pc, 1, (void *)(p + done), want, timeout, &n, &err);
+		r = pc_io(pc, 1, (void *)(p + done), want, ms, &n, &err);
 		done += n;
 		if (r != IO_DONE || n == 0)
 			break;
@@ -548,395 +243,79 @@ write_full(struct pconn *pc, const void *buf, size_t len, DWORD timeout)
 	return (done);
 }
 
-/* Send one response message with the server command set. */
-static void
-send_msg(struct pconn *pc, uint8_t id, const void *payload, size_t len)
+void
+os_lock(enum lock l)
 {
-	uint8_t	msg[IPC_MAX_MSG];
-
-	if (len > IPC_MAX_MSG - IPC_HDR_LEN)
-		len = IPC_MAX_MSG - IPC_HDR_LEN;
-	memcpy(msg, IPC_MAGIC, IPC_MAGIC_LEN);
-	put_le16(msg + 14, (uint16_t)(IPC_HDR_LEN + len));
-	msg[16] = SET_SERVER;
-	msg[17] = id;
-	put_le16(msg + 18, 0);
-	if (len > 0)
-		memcpy(msg + IPC_HDR_LEN, payload, len);
-	(void)write_full(pc, msg, IPC_HDR_LEN + len, INFINITE);
+	EnterCriticalSection(&locks[l]);
 }
 
-static void
-send_hresult(struct pconn *pc, uint8_t id, uint32_t hr)
+void
+os_unlock(enum lock l)
 {
-	uint8_t	p[4];
-
-	put_le32(p, hr);
-	send_msg(pc, id, p, sizeof(p));
+	LeaveCriticalSection(&locks[l]);
 }
 
-static void
-send_u64(struct pconn *pc, uint64_t v)
+void
+os_sessions_wait(void)
 {
-	uint8_t	p[8];
-
-	put_le64(p, v);
-	send_msg(pc, ID_OK, p, sizeof(p));
+	SleepConditionVariableCS(&sess_cv, &locks[LOCK_SESSIONS], INFINITE);
 }
 
-/* Reply OK with i32 0 and do nothing else. */
-static int
-cmd_ok(struct request *rq)
+void
+os_sessions_wake(void)
 {
-	send_hresult(rq->pc, ID_OK, 0);
-	return (0);
+	WakeAllConditionVariable(&sess_cv);
 }
 
-/* Reply with ProcessInfo, ProcessInfo2 or ProcessInfo3 fields. */
-static int
-cmd_processinfo(struct request *rq)
-{
-	static struct buf	b;
-
-	memset(&b, 0, sizeof(b));
-	if (rq->id == 0x08)
-		buf_u32(&b, 1);
-	buf_u64(&b, opt_info_pid != 0 ? opt_info_pid : opt_pid);
-	buf_add(&b, cookie, sizeof(cookie));
-	buf_string(&b, cmdline);
-	buf_string(&b, "Windows");
-	buf_string(&b, "x64");
-	if (rq->id == 0x04 || rq->id == 0x08) {
-		buf_string(&b, opt_name);
-		buf_string(&b, "0.0.0-fake");
-	}
-	if (rq->id == 0x08)
-		buf_string(&b, "win-x64");
-	if (b.overflow)
-		send_hresult(rq->pc, ID_ERROR, HR_E_FAIL);
-	else
-		send_msg(rq->pc, ID_OK, b.data, b.len);
-	return (0);
-}
-
-/* Resume startup if the suspended connect port delivered the command. */
-static int
-cmd_resume(struct request *rq)
-{
-	send_hresult(rq->pc, ID_OK, 0);
-	if (paused && rq->from == PORT_CONNECT) {
-		paused = 0;
-		SetEvent(resume_event);
-	}
-	return (0);
-}
-
-/* Accept StartupProfiler only while startup is paused. */
-static int
-cmd_startup_profiler(struct request *rq)
-{
-	if (paused)
-		send_hresult(rq->pc, ID_OK, 0);
-	else
-		send_hresult(rq->pc, ID_ERROR, HR_INVALIDARG);
-	return (0);
-}
-
-/* Reply with the environment size, then send the block itself. */
-static int
-cmd_environment(struct request *rq)
-{
-	static struct buf	cont;
-	struct buf		head;
-	size_t			i, n;
-
-	n = sizeof(environment) / sizeof(environment[0]);
-	memset(&cont, 0, sizeof(cont));
-	buf_u32(&cont, (uint32_t)n);
-	for (i = 0; i < n; i++)
-		buf_string(&cont, environment[i]);
-	memset(&head, 0, sizeof(head));
-	buf_u32(&head, (uint32_t)cont.len);
-	buf_u16(&head, 0);
-	send_msg(rq->pc, ID_OK, head.data, head.len);
-	(void)write_full(rq->pc, cont.data, cont.len, INFINITE);
-	return (0);
-}
-
-/*
- * Produce the stream bytes at offsets off..off+n-1: "Nettrace", then the
- * little-endian words of a xorshift64 sequence.  The bytes depend only
- * on the session id and the offset, not on the chunk size: fakert's.
- */
-static void
-stream_fill(uint8_t *out, size_t n, uint64_t off, struct gen *g)
-{
-	static const char	hdr[8] = { 'N', 'e', 't', 't', 'r', 'a', 'c',
-				    'e' };
-	size_t			i;
-	unsigned int		k;
-
-	for (i = 0; i < n; i++, off++) {
-		if (off < sizeof(hdr)) {
-			out[i] = hdr[off];
-			continue;
-		}
-		k = (off - sizeof(hdr)) % 8;
-		if (k == 0) {
-			g->state ^= g->state << 13;
-			g->state ^= g->state >> 7;
-			g->state ^= g->state << 17;
-			g->word = g->state;
-		}
-		out[i] = (g->word >> (8 * k)) & 0xff;
-	}
-}
-
-/* Stream one EventPipe session until stopped, complete or broken. */
 static DWORD WINAPI
 stream_main(LPVOID arg)
 {
-	struct session	*s = arg;
-	struct gen	 g;
-	struct sha256	 md;
-	uint8_t		*chunk, digest[SHA256_LEN];
-	char		 hex[2 * SHA256_LEN + 1];
-	uint64_t	 total = 0, left;
-	unsigned int	 i;
-	size_t		 n, w;
-	int		 stop, broken = 0;
-
-	chunk = malloc(opt_stream_chunk);
-	if (chunk == NULL || sha256_init(&md) == -1)
-		fatal("stream setup");
-	g.state = s->id ^ 0x9e3779b97f4a7c15ULL;
-	if (g.state == 0)
-		g.state = 1;
-	g.word = 0;
-	for (;;) {
-		EnterCriticalSection(&sess_mtx);
-		stop = s->stop;
-		LeaveCriticalSection(&sess_mtx);
-		if (stop || quitting)
-			break;
-		n = opt_stream_chunk;
-		if (opt_stream_bytes != 0) {
-			left = opt_stream_bytes - total;
-			if (left == 0)
-				break;
-			if (left < n)
-				n = left;
-		}
-		stream_fill(chunk, n, total, &g);
-		w = write_full(s->pc, chunk, n, INFINITE);
-		sha256_update(&md, chunk, w);
-		total += w;
-		if (w < n) {
-			if (!quitting)
-				broken = 1;
-			break;
-		}
-	}
-	if (sha256_final(&md, digest) == -1)
-		fatal("stream digest");
-	for (i = 0; i < SHA256_LEN; i++)
-		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
-	hex[2 * SHA256_LEN] = '\0';
-	if (broken)
-		ev_log("stream-broken %" PRIu64 " %" PRIu64, s->id, total);
-	else
-		ev_log("stream-end %" PRIu64 " %" PRIu64 " %s", s->id, total,
-		    hex);
-	free(chunk);
-	pc_close(s->pc);
-
-	EnterCriticalSection(&sess_mtx);
-	s->pc = NULL;
-	s->state = SS_DONE;
-	WakeAllConditionVariable(&sess_cv);
-	LeaveCriticalSection(&sess_mtx);
+	rt_stream((int)(intptr_t)arg);
 	return (0);
 }
 
-/* Join sessions whose streaming thread has finished; call locked. */
-static void
-sessions_reap(void)
+int
+os_stream_start(int i)
 {
-	int	i;
-
-	for (i = 0; i < MAX_SESSIONS; i++) {
-		if (sessions[i].state != SS_DONE)
-			continue;
-		WaitForSingleObject(sessions[i].thread, INFINITE);
-		CloseHandle(sessions[i].thread);
-		sessions[i].state = SS_FREE;
-	}
+	stream_threads[i] = CreateThread(NULL, 0, stream_main,
+	    (LPVOID)(intptr_t)i, 0, NULL);
+	return (stream_threads[i] == NULL ? -1 : 0);
 }
 
-/* Start a session: reply with its id and hand the stream to a thread. */
-static int
-cmd_collect(struct request *rq)
+void
+os_stream_join(int i)
 {
-	struct session	*s = NULL;
-	int		 i;
-
-	if (rq->len < 4) {
-		send_hresult(rq->pc, ID_ERROR, HR_BAD_ENCODING);
-		return (0);
-	}
-	EnterCriticalSection(&sess_mtx);
-	sessions_reap();
-	for (i = 0; i < MAX_SESSIONS; i++) {
-		if (sessions[i].state == SS_FREE) {
-			s = &sessions[i];
-			break;
-		}
-	}
-	if (s == NULL) {
-		LeaveCriticalSection(&sess_mtx);
-		send_hresult(rq->pc, ID_ERROR, HR_E_FAIL);
-		return (0);
-	}
-	s->state = SS_RUNNING;
-	s->stop = 0;
-	s->pc = rq->pc;
-	s->id = 0x00007f3a00000000ULL + 0x40 * next_session++;
-	send_u64(rq->pc, s->id);
-	ev_log("stream-start %" PRIu64, s->id);
-	if ((s->thread = CreateThread(NULL, 0, stream_main, s, 0, NULL)) ==
-	    NULL) {
-		s->state = SS_FREE;
-		s->pc = NULL;
-		LeaveCriticalSection(&sess_mtx);
-		return (0);
-	}
-	LeaveCriticalSection(&sess_mtx);
-	return (1);
+	WaitForSingleObject(stream_threads[i], INFINITE);
+	CloseHandle(stream_threads[i]);
 }
 
-/* Stop a session, wait for its stream to close, then reply. */
-static int
-cmd_stop(struct request *rq)
+int
+os_quitting(void)
 {
-	struct session	*s = NULL;
-	uint64_t	 id;
-	int		 i;
-
-	if (rq->len < 8) {
-		send_hresult(rq->pc, ID_ERROR, HR_BAD_ENCODING);
-		return (0);
-	}
-	id = get_le64(rq->payload);
-	EnterCriticalSection(&sess_mtx);
-	for (i = 0; i < MAX_SESSIONS; i++) {
-		if (sessions[i].state == SS_RUNNING && sessions[i].id == id) {
-			s = &sessions[i];
-			break;
-		}
-	}
-	if (s == NULL) {
-		LeaveCriticalSection(&sess_mtx);
-		send_hresult(rq->pc, ID_ERROR, HR_INVALIDARG);
-		return (0);
-	}
-	s->stop = 1;
-	while (s->state != SS_DONE)
-		SleepConditionVariableCS(&sess_cv, &sess_mtx, INFINITE);
-	WaitForSingleObject(s->thread, INFINITE);
-	CloseHandle(s->thread);
-	s->state = SS_FREE;
-	LeaveCriticalSection(&sess_mtx);
-	send_u64(rq->pc, id);
-	return (0);
+	return (quitting != 0);
 }
 
-static const struct command *
-find_command(uint8_t set, uint8_t id)
+/* Tell the main thread that ResumeRuntime came. */
+void
+os_resume(void)
 {
-	size_t	i;
-
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (commands[i].set == set && commands[i].id == id)
-			return (&commands[i]);
-	}
-	return (NULL);
+	SetEvent(resume_event);
 }
 
-/*
- * Serve exactly one message on pc, as the runtime server loop does, and
- * close the connection unless a streaming session took it.  The first
- * npre bytes of the message were read already (a parked connection's).
- */
-static void
-serve(struct pconn *pc, enum port from, const uint8_t *pre, size_t npre)
+uint64_t
+os_pid(void)
 {
-	static uint8_t		 msg[IPC_MAX_MSG];
-	const struct command	*cmd;
-	struct request		 rq;
-	size_t			 got, size;
-	int			 r, kept = 0;
-
-	memcpy(msg, pre, npre);
-	rx_total += npre;
-	r = read_full(pc, msg + npre, IPC_HDR_LEN - npre, &got);
-	rx_total += got;
-	got += npre;
-	if (r == RD_QUIT)
-		goto done;
-	if (r != RD_OK) {
-		ev_log("bad-message short-header %zu", got);
-		send_hresult(pc, ID_ERROR, HR_BAD_ENCODING);
-		goto done;
-	}
-	size = msg[14] | (msg[15] << 8);
-	if (size < IPC_HDR_LEN) {
-		ev_log("bad-message size %d", IPC_HDR_LEN);
-		send_hresult(pc, ID_ERROR, HR_BAD_ENCODING);
-		goto done;
-	}
-	r = read_full(pc, msg + IPC_HDR_LEN, size - IPC_HDR_LEN, &got);
-	rx_total += got;
-	if (r == RD_QUIT)
-		goto done;
-	if (r != RD_OK) {
-		ev_log("bad-message short-payload %zu", IPC_HDR_LEN + got);
-		send_hresult(pc, ID_ERROR, HR_BAD_ENCODING);
-		goto done;
-	}
-	if (memcmp(msg, IPC_MAGIC, IPC_MAGIC_LEN) != 0) {
-		ev_log("bad-message magic %zu", size);
-		send_hresult(pc, ID_ERROR, HR_UNKNOWN_MAGIC);
-		goto done;
-	}
-	if ((cmd = find_command(msg[16], msg[17])) == NULL) {
-		ev_log("bad-message unknown-command %zu", size);
-		send_hresult(pc, ID_ERROR, HR_UNKNOWN_COMMAND);
-		goto done;
-	}
-	ev_log("command 0x%02X 0x%02X %zu %s", cmd->set, cmd->id, size,
-	    cmd->name);
-	rq.pc = pc;
-	rq.from = from;
-	rq.set = cmd->set;
-	rq.id = cmd->id;
-	rq.payload = msg + IPC_HDR_LEN;
-	rq.len = size - IPC_HDR_LEN;
-	kept = cmd->fn(&rq);
-	served++;
-done:
-	if (!kept)
-		pc_close(pc);
-	ev_log("rx-bytes %" PRIu64, rx_total);
+	return ((uint64_t)GetCurrentProcessId());
 }
 
 /*
  * Open the connect pipe: dial it (busy instances retried for 100 ms),
  * then send the advertise within 100 ms.  Returns the connection or NULL.
  */
-static struct pconn *
+static struct conn *
 connect_port(void)
 {
-	struct pconn	*pc;
+	struct conn	*pc;
 	uint8_t		 advr[ADVR_LEN];
 	HANDLE		 h;
 	DWORD		 start = GetTickCount();
@@ -954,13 +333,10 @@ connect_port(void)
 			return (NULL);
 	}
 	pc = pc_new(h);
-	memcpy(advr, ADVR_MAGIC, 8);
-	memcpy(advr + 8, cookie, sizeof(cookie));
-	put_le64(advr + 24, opt_pid);
-	put_le16(advr + 32, 0);
-	if (write_full(pc, advr, sizeof(advr), ADVR_TIMEOUT_MS) !=
+	fp_advertise_put(advr, cookie, opt_pid);
+	if (os_write_full(pc, advr, sizeof(advr), ADVR_TIMEOUT_MS) !=
 	    sizeof(advr)) {
-		pc_close(pc);
+		os_close(pc);
 		return (NULL);
 	}
 	ev_log("advertise");
@@ -989,10 +365,8 @@ parked_watch(void)
 static void
 parked_hup(void)
 {
-	pc_close(parked);
+	rt_hup(parked);
 	parked = NULL;
-	ev_log("parked-hup");
-	ev_log("rx-bytes %" PRIu64, rx_total);
 }
 
 /* Cancel the parked connection's read and close it. */
@@ -1005,7 +379,7 @@ parked_drop(void)
 		return;
 	CancelIoEx(parked->h, &parked->ov);
 	(void)GetOverlappedResult(parked->h, &parked->ov, &n, TRUE);
-	pc_close(parked);
+	os_close(parked);
 	parked = NULL;
 }
 
@@ -1040,9 +414,9 @@ server_main(LPVOID arg)
 
 	(void)arg;
 	while (!quitting) {
-		EnterCriticalSection(&sess_mtx);
-		sessions_reap();
-		LeaveCriticalSection(&sess_mtx);
+		os_lock(LOCK_SESSIONS);
+		rt_sessions_reap();
+		os_unlock(LOCK_SESSIONS);
 
 		timeout = INFINITE;
 		if (have_connect && parked == NULL) {
@@ -1059,12 +433,7 @@ server_main(LPVOID arg)
 			} else {
 				if (quitting)
 					break;
-				if (backoff == 0)
-					backoff = BACKOFF_MIN_MS;
-				else if (backoff * 5 / 4 > BACKOFF_MAX_MS)
-					backoff = BACKOFF_MAX_MS;
-				else
-					backoff = backoff * 5 / 4;
+				backoff = rt_backoff(backoff);
 				timeout = backoff;
 			}
 		}
@@ -1093,10 +462,10 @@ server_main(LPVOID arg)
 		if (ip != -1 && (int)r == ip) {
 			if (GetOverlappedResult(parked->h, &parked->ov, &got,
 			    FALSE) && got == 1) {
-				struct pconn	*pc = parked;
+				struct conn	*pc = parked;
 
 				parked = NULL;
-				serve(pc, PORT_CONNECT, &parked_byte, 1);
+				rt_serve(pc, PORT_CONNECT, &parked_byte, 1);
 			} else {
 				parked_hup();
 				hup_delay = 1;
@@ -1104,7 +473,7 @@ server_main(LPVOID arg)
 		} else if (il != -1 && (int)r == il) {
 			if ((h = queue_pop()) != NULL) {
 				ev_log("accept");
-				serve(pc_new(h), PORT_LISTEN, NULL, 0);
+				rt_serve(pc_new(h), PORT_LISTEN, NULL, 0);
 			}
 		}
 
@@ -1251,64 +620,20 @@ on_console(DWORD type)
 	return (TRUE);
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return (c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (c - 'a' + 10);
-	if (c >= 'A' && c <= 'F')
-		return (c - 'A' + 10);
-	return (-1);
-}
-
-/* Parse --cookie: exactly 32 hex characters. */
-static void
-parse_cookie(const char *s)
-{
-	int	i, hi, lo;
-
-	if (strlen(s) != 32)
-		fatal("--cookie: need 32 hex characters");
-	for (i = 0; i < 16; i++) {
-		hi = hexval(s[2 * i]);
-		lo = hexval(s[2 * i + 1]);
-		if (hi == -1 || lo == -1)
-			fatal("--cookie: bad hex \"%s\"", s);
-		cookie[i] = (hi << 4) | lo;
-	}
-}
-
-static void
-random_cookie(void)
+void
+os_random_cookie(uint8_t *c)
 {
 	HCRYPTPROV	prov;
 
 	if (!CryptAcquireContextW(&prov, NULL, NULL, PROV_RSA_AES,
 	    CRYPT_VERIFYCONTEXT) ||
-	    !CryptGenRandom(prov, sizeof(cookie), cookie))
+	    !CryptGenRandom(prov, COOKIE_LEN, c))
 		fatal("CryptGenRandom: error %lu", GetLastError());
 	CryptReleaseContext(prov, 0);
 }
 
-/* Build the command line reported by ProcessInfo: fakert's. */
-static void
-build_cmdline(int argc, char *argv[])
-{
-	int	i;
-
-	strcpy(cmdline, "fakert");
-	for (i = 1; i < argc; i++) {
-		if (strlen(cmdline) + 1 + strlen(argv[i]) >= sizeof(cmdline))
-			break;
-		strcat(cmdline, " ");
-		strcat(cmdline, argv[i]);
-	}
-}
-
-static void __attribute__((noreturn))
-usage(void)
+void
+os_usage(void)
 {
 	fprintf(stderr,
 	    "usage: winfakert [--listen PIPE] [--connect PIPE] [--suspend] "
@@ -1324,89 +649,16 @@ usage(void)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "connect", required_argument, NULL, 'c' },
-		{ "suspend", no_argument, NULL, 's' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cookie", required_argument, NULL, 'k' },
-		{ "stream-bytes", required_argument, NULL, 'b' },
-		{ "stream-chunk", required_argument, NULL, 'C' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "exit-after", required_argument, NULL, 'x' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "info-pid", required_argument, NULL, 'i' },
-		{ NULL, 0, NULL, 0 }
-	};
 	HANDLE		 server, hs[3];
-	const char	*events = NULL;
+	const char	*events;
 	DWORD		 r;
-	int		 ch, have_cookie = 0, i;
 
 	_setmode(_fileno(stdout), _O_BINARY);
 	_setmode(_fileno(stderr), _O_BINARY);
-	opt_pid = (uint64_t)GetCurrentProcessId();
-	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'l':
-			if (have_listen)
-				fatal("--listen given twice");
-			parse_pipe("--listen", optarg, &listen_name);
-			have_listen = 1;
-			break;
-		case 'c':
-			if (have_connect)
-				fatal("--connect given twice");
-			parse_pipe("--connect", optarg, &connect_name);
-			have_connect = 1;
-			break;
-		case 's':
-			opt_suspend = 1;
-			break;
-		case 'p':
-			opt_pid = parse_number("--pid", optarg, 0, UINT64_MAX);
-			break;
-		case 'k':
-			parse_cookie(optarg);
-			have_cookie = 1;
-			break;
-		case 'b':
-			opt_stream_bytes = parse_number("--stream-bytes",
-			    optarg, 0, UINT64_MAX);
-			break;
-		case 'C':
-			opt_stream_chunk = parse_number("--stream-chunk",
-			    optarg, 1, 16 * 1024 * 1024);
-			break;
-		case 'e':
-			events = optarg;
-			break;
-		case 'x':
-			opt_exit_after = parse_number("--exit-after", optarg,
-			    1, UINT64_MAX);
-			break;
-		case 'n':
-			opt_name = optarg;
-			break;
-		case 'i':
-			opt_info_pid = parse_number("--info-pid", optarg, 1,
-			    UINT64_MAX);
-			break;
-		default:
-			usage();
-		}
-	}
-	if (optind != argc || (!have_listen && !have_connect))
-		usage();
-	if (opt_suspend && !have_connect)
-		fatal("--suspend needs --connect");
-	if (!have_cookie)
-		random_cookie();
-	build_cmdline(argc, argv);
-	paused = opt_suspend;
+	events = rt_options(argc, argv);
 
-	InitializeCriticalSection(&ev_mtx);
-	InitializeCriticalSection(&sess_mtx);
+	InitializeCriticalSection(&locks[LOCK_EVENTS]);
+	InitializeCriticalSection(&locks[LOCK_SESSIONS]);
 	InitializeConditionVariable(&sess_cv);
 	if ((quit_event = CreateEventW(NULL, TRUE, FALSE, NULL)) == NULL ||
 	    (stop_event = CreateEventW(NULL, TRUE, FALSE, NULL)) == NULL ||
@@ -1437,9 +689,7 @@ main(int argc, char *argv[])
 	for (;;) {
 		r = WaitForMultipleObjects(3, hs, FALSE, INFINITE);
 		if (r == WAIT_OBJECT_0) {
-			ev_log("resumed");
-			fprintf(stderr, "fakert: resumed\n");
-			fflush(stderr);
+			rt_resumed();
 			continue;
 		}
 		break;
@@ -1456,17 +706,7 @@ main(int argc, char *argv[])
 			CloseHandle(queue_pop());
 	}
 
-	EnterCriticalSection(&sess_mtx);
-	for (i = 0; i < MAX_SESSIONS; i++) {
-		while (sessions[i].state == SS_RUNNING)
-			SleepConditionVariableCS(&sess_cv, &sess_mtx,
-			    INFINITE);
-	}
-	sessions_reap();
-	LeaveCriticalSection(&sess_mtx);
-
-	ev_log("exit");
-	if (evf != NULL)
-		fclose(evf);
+	rt_sessions_finish();
+	rt_exit();
 	return (0);
 }
