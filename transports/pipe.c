@@ -32,6 +32,7 @@
 #include <sys/queue.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,8 @@
 
 #define PIPE_PREFIX		"\\\\.\\pipe\\"
 #define PIPE_NAME_MAX		256	/* after the prefix */
-#define PIPE_BUF_SIZE		65536	/* each of in, and two out */
+#define PIPE_BUF_SIZE		65536	/* each of the two out */
+#define PIPE_IN_SIZE		(256 * 1024)	/* a read: the pump's scratch */
 #define PIPE_WAITING		8	/* instances waiting for a client */
 #define PIPE_DEFAULT_PORT	"dotnet-diagnostic-"
 
@@ -92,9 +94,10 @@ struct pipe {
 	int			 hung;		/* shut: the handle is closing */
 	int			 handle_closed;
 	int			 closing;	/* torn down: freed when idle */
+	int			 skip;		/* no packet for a call done at once */
 	size_t			 in_off, in_len;
 	size_t			 wbusy_off, wbusy_len, wnext_len;
-	char			 in[PIPE_BUF_SIZE];
+	char			 in[PIPE_IN_SIZE];
 	char			 wbusy[PIPE_BUF_SIZE];	/* being written */
 	char			 wnext[PIPE_BUF_SIZE];	/* written next */
 	TAILQ_ENTRY(pipe)	 entry;		/* every pipe */
@@ -317,8 +320,10 @@ completion_thread(void *arg)
 		}
 		else if (op->kind == OP_WRITE)
 			post_write(p);	/* the rest, and wake a writer */
-		else
+		else {
+			post_read(p);	/* after an empty read, read again */
 			pipe_wake(p);
+		}
 		unlock_pipes();
 		free_pipe(done);
 	}
@@ -419,16 +424,27 @@ pipe_new(HANDLE h)
 {
 	struct pipe	*p;
 
-	if ((p = calloc(1, sizeof(*p))) == NULL) {
+	/* Not the buffers: zeroing 384 KiB would cost every connection. */
+	if ((p = malloc(sizeof(*p))) == NULL) {
 		errno = ENOMEM;
 		return (NULL);
 	}
+	memset(p, 0, offsetof(struct pipe, in));
+	memset(&p->entry, 0, sizeof(*p) - offsetof(struct pipe, entry));
 	if (CreateIoCompletionPort(h, port, 0, 0) == NULL) {
 		errno = pipe_errno(GetLastError());
 		free(p);
 		return (NULL);
 	}
 	p->h = h;
+	/*
+	 * A call that is done at once is taken where it was made, with no
+	 * completion packet: no wake-up of the thread, and then of the loop
+	 * through libevent's notify socket, for it.  Under wine each of
+	 * those is several wineserver requests.
+	 */
+	p->skip = SetFileCompletionNotificationModes(h,
+	    FILE_SKIP_COMPLETION_PORT_ON_SUCCESS) != 0;
 	p->rop.kind = OP_READ;
 	p->wop.kind = OP_WRITE;
 	p->cop.kind = OP_CONNECT;
@@ -443,16 +459,25 @@ pipe_new(HANDLE h)
 static void
 post_read(struct pipe *p)
 {
-	DWORD	 error;
+	DWORD	 error, n;
 
 	if (p->rop.busy || p->in_len > 0 || p->eof || p->error ||
 	    p->closing || p->hung)
 		return;
+again:
 	memset(&p->rop.ov, 0, sizeof(p->rop.ov));
 	p->in_off = 0;
 	p->rop.busy = 1;
-	if (!ReadFile(p->h, p->in, sizeof(p->in), NULL, &p->rop.ov) &&
-	    (error = GetLastError()) != ERROR_IO_PENDING) {
+	if (ReadFile(p->h, p->in, sizeof(p->in), NULL, &p->rop.ov)) {
+		/* Done at once: no packet comes for it (skip). */
+		if (p->skip && GetOverlappedResult(p->h, &p->rop.ov, &n,
+		    FALSE)) {
+			p->rop.busy = 0;
+			p->in_len = n;
+			if (n == 0)
+				goto again;	/* an empty read: read on */
+		}
+	} else if ((error = GetLastError()) != ERROR_IO_PENDING) {
 		p->rop.busy = 0;
 		if (error == ERROR_BROKEN_PIPE ||
 		    error == ERROR_PIPE_NOT_CONNECTED)
@@ -469,8 +494,9 @@ post_read(struct pipe *p)
 static void
 post_write(struct pipe *p)
 {
-	DWORD	 error;
+	DWORD	 error, n;
 
+again:
 	if (p->wop.busy || p->error || p->closing || p->hung)
 		goto wake;
 	if (p->wbusy_off == p->wbusy_len && p->wnext_len > 0) {
@@ -484,9 +510,16 @@ post_write(struct pipe *p)
 	}
 	memset(&p->wop.ov, 0, sizeof(p->wop.ov));
 	p->wop.busy = 1;
-	if (!WriteFile(p->h, p->wbusy + p->wbusy_off,
-	    (DWORD)(p->wbusy_len - p->wbusy_off), NULL, &p->wop.ov) &&
-	    (error = GetLastError()) != ERROR_IO_PENDING) {
+	if (WriteFile(p->h, p->wbusy + p->wbusy_off,
+	    (DWORD)(p->wbusy_len - p->wbusy_off), NULL, &p->wop.ov)) {
+		/* Done at once (skip): on with the rest, if any. */
+		if (p->skip && GetOverlappedResult(p->h, &p->wop.ov, &n,
+		    FALSE)) {
+			p->wop.busy = 0;
+			p->wbusy_off += n;
+			goto again;
+		}
+	} else if ((error = GetLastError()) != ERROR_IO_PENDING) {
 		p->wop.busy = 0;
 		p->error = pipe_errno(error);
 	}
@@ -740,7 +773,13 @@ server_instance(struct pipe_server *s, int first, char *err, size_t len)
 	p->server = s;
 	s->waiting++;
 	p->cop.busy = 1;
-	if (!ConnectNamedPipe(h, &p->cop.ov)) {
+	if (ConnectNamedPipe(h, &p->cop.ov)) {
+		if (p->skip) {
+			/* Connected at once, and no packet comes for it. */
+			p->cop.busy = 0;
+			instance_connected(p);
+		}
+	} else {
 		error = GetLastError();
 		if (error == ERROR_PIPE_CONNECTED) {
 			/* Connected in between: no completion will come. */
