@@ -11,27 +11,12 @@ STREAM=67108864
 
 # processinfo DESC ADDR PID: a ProcessInfo through the router.
 processinfo() {
-	if tool --timeout 30 "$2" processinfo; then
-		is "$1: ProcessInfo reaches the runtime" \
-		    "$(field pid "$T/tool.out")" "$3"
-	else
-		fail "$1: ProcessInfo reaches the runtime" \
-		    "faketool: $(cat "$T/tool.out" "$T/tool.err")"
-	fi
+	processinfo_via "$1" tool "$2" "$3"
 }
 
 # stream_ok DESC RUNTIME FILE: the stream in FILE is the one RUNTIME sent.
 stream_ok() {
-	_id=$(field session "$3")
-	if [ -z "$_id" ]; then
-		fail "$1: 64 MiB stream, same SHA-256 at both ends" \
-		    "$(cat "$3")"
-		return
-	fi
-	wait_for 10 has_line "$T/$2.ev" "^stream-end $_id "
-	is "$1: 64 MiB stream, same SHA-256 at both ends" \
-	    "$(field sha256 "$3")" \
-	    "$(sed -n "s/^stream-end $_id $STREAM //p" "$T/$2.ev")"
+	stream_same "$1" "$2" "$3" $STREAM
 }
 
 # collect DESC ADDR RUNTIME: a whole stream through the router.

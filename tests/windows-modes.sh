@@ -12,26 +12,8 @@
 
 STREAM=16777216
 
-processinfo() {
-	if "$2" --timeout 30 "$3" processinfo; then
-		is "$1: ProcessInfo reaches the runtime" \
-		    "$(field pid "$T/tool.out")" "$4"
-	else
-		fail "$1: ProcessInfo reaches the runtime" \
-		    "$(cat "$T/tool.out" "$T/tool.err")"
-	fi
-}
-
 stream_ok() {
-	_id=$(field session "$3")
-	if [ -z "$_id" ]; then
-		fail "$1: 16 MiB stream, same SHA-256 at both ends" "$(cat "$3")"
-		return
-	fi
-	wait_for 20 has_line "$T/$2.ev" "^stream-end $_id "
-	is "$1: 16 MiB stream, same SHA-256 at both ends" \
-	    "$(field sha256 "$3")" \
-	    "$(sed -n "s/^stream-end $_id $STREAM //p" "$T/$2.ev")"
+	stream_same "$1" "$2" "$3" $STREAM
 }
 
 # collect DESC TOOL ADDR RUNTIME
@@ -72,7 +54,7 @@ start_exe d1 "pipe:${P}dotnet-diagnostic-1001" tcp:127.0.0.1:0 &&
 mode_is "runtime's pipe to tcp" d1 client-server
 like "an auto pipe: connects where a server is" "$(cat "$T/d1.err")" \
     "pipe:${P}dotnet-diagnostic-1001: connecting per session \\(a server is already at the pipe\\)"
-processinfo "runtime's pipe to tcp" tool "tcp:127.0.0.1:$(port_of d1 remote)" 1001
+processinfo_via "runtime's pipe to tcp" tool "tcp:127.0.0.1:$(port_of d1 remote)" 1001
 collect "runtime's pipe to tcp" tool "tcp:127.0.0.1:$(port_of d1 remote)" rt1
 stop_exe d1
 stop rt1 INT
@@ -82,7 +64,7 @@ start_exe d3 "pipe:${P}rt3" tcp:127.0.0.1:0 &&
 mode_is "runtime dials the pipe, tools on tcp" d3 server-server
 start_winrt rt3 --connect "${P}rt3" --stream-bytes $STREAM
 pid3=$(advertised d3)
-processinfo "runtime dials the pipe, tools on tcp" tool \
+processinfo_via "runtime dials the pipe, tools on tcp" tool \
     "tcp:127.0.0.1:$(port_of d3 remote)" "${pid3:-none}"
 collect "runtime dials the pipe, tools on tcp" tool \
     "tcp:127.0.0.1:$(port_of d3 remote)" rt3
@@ -94,7 +76,7 @@ start_exe d4 "pipe:${P}tool4" tcp:127.0.0.1:0,advertise=addr:127.0.0.1 &&
 mode_is "runtime dials tcp, tools on the pipe" d4 server-server
 start_fakert rt4 --connect "tcp:127.0.0.1:$(port_of d4 remote)" --pid 1004 \
     --stream-bytes $STREAM
-processinfo "runtime dials tcp, tools on the pipe" wtool "${P}tool4" 1004
+processinfo_via "runtime dials tcp, tools on the pipe" wtool "${P}tool4" 1004
 collect "runtime dials tcp, tools on the pipe" wtool "${P}tool4" rt4
 stop_exe d4
 stop rt4
@@ -103,7 +85,7 @@ stop rt4
 start_fakert rt5 --listen tcp:127.0.0.1:0 --pid 1005 --stream-bytes $STREAM
 start_exe d5 "pipe:${P}tool5" "tcp:127.0.0.1:$(fakert_port rt5),connect" &&
 mode_is "tools on the pipe, runtime listens on tcp" d5 server-client
-processinfo "tools on the pipe, runtime listens on tcp" wtool "${P}tool5" 1005
+processinfo_via "tools on the pipe, runtime listens on tcp" wtool "${P}tool5" 1005
 collect "tools on the pipe, runtime listens on tcp" wtool "${P}tool5" rt5
 stop_exe d5
 stop rt5

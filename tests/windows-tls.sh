@@ -45,34 +45,13 @@ ms() {
 	echo $(($(date +%s%N) / 1000000))
 }
 
-# processinfo DESC TOOL ADDR PID: a ProcessInfo through TOOL (tool or
-# wtool) reaches the runtime PID.
-processinfo() {
-	if "$2" --timeout 30 "$3" processinfo; then
-		is "$1: ProcessInfo reaches the runtime" \
-		    "$(field pid "$T/tool.out")" "$4"
-	else
-		fail "$1: ProcessInfo reaches the runtime" \
-		    "$(cat "$T/tool.out" "$T/tool.err")"
-	fi
-}
-
 # collect DESC TOOL ADDR RUNTIME: a 16 MiB stream, the same SHA-256 at
 # both ends; the time it took in $elapsed (ms).
 collect() {
 	_t0=$(ms)
 	"$2" --timeout 60 "$3" collect --expect-bytes $STREAM
 	elapsed=$(($(ms) - _t0))
-	_id=$(field session "$T/tool.out")
-	if [ -z "$_id" ]; then
-		fail "$1: 16 MiB stream, same SHA-256 at both ends" \
-		    "$(cat "$T/tool.out" "$T/tool.err")"
-		return
-	fi
-	wait_for 20 has_line "$T/$4.ev" "^stream-end $_id "
-	is "$1: 16 MiB stream, same SHA-256 at both ends" \
-	    "$(field sha256 "$T/tool.out")" \
-	    "$(sed -n "s/^stream-end $_id $STREAM //p" "$T/$4.ev")"
+	stream_same "$1" "$4" "$T/tool.out" $STREAM
 }
 
 # pipe_end_seen DESC: after collect, the tool on the pipe saw the end of
@@ -120,7 +99,7 @@ like "1 dsroute.exe's TLS is mbed TLS, verify required" \
 port1=$(port_of x1 remote)
 start_dsroute l1 "uds:$T/l1.sock" \
     "tls:127.0.0.1:$port1,connect,ca=$C/ca.pem,$(cert client1)"
-processinfo "1 runtime's pipe, dsroute.exe listens for TLS" tool \
+processinfo_via "1 runtime's pipe, dsroute.exe listens for TLS" tool \
     "$T/l1.sock" 1101
 collect "1 runtime's pipe, dsroute.exe listens for TLS" tool "$T/l1.sock" rt1
 like "1 dsroute.exe's session line has the verified client" \
@@ -171,7 +150,7 @@ else
 fi
 wait_for 15 has_line "$T/x1.err" 'client certificate verify failed'
 check "1 ... dsroute.exe is still up" alive x1
-processinfo "1 ... and still serves client1" tool "$T/l1.sock" 1101
+processinfo_via "1 ... and still serves client1" tool "$T/l1.sock" 1101
 wait_for 15 eval "[ \$(oks x1 ProcessInfo) -gt $pis ]"
 tail -n +"$((lines + 1))" "$T/x1.err" |
     grep -Ev "command=ProcessInfo .*cn:client1.*answer=ok" >"$T/x1.new"
@@ -229,7 +208,7 @@ pid2=$(advertised l2)
 like "2 the tools' router parks the runtime, from dsroute.exe's certificate" \
     "$(grep 'runtime pid .*connected' "$T/l2.err" | head -n 1)" \
     "runtime pid ${pid2:-none} \(cookie [0-9a-f]{32}\) connected on tls:127\.0\.0\.1:[0-9]+"
-processinfo "2 runtime dials the pipe, dsroute.exe dials TLS" tool \
+processinfo_via "2 runtime dials the pipe, dsroute.exe dials TLS" tool \
     "$T/l2.sock" "${pid2:-none}"
 collect "2 runtime dials the pipe, dsroute.exe dials TLS" tool \
     "$T/l2.sock" rt2
@@ -254,7 +233,7 @@ start_fakert rt3 --connect "$T/l3.sock" --stream-bytes $STREAM
 check "3 dsroute.exe takes the runtime's advertise over TLS" \
     wait_for 30 has_line "$T/x3.err" \
     "runtime pid $(pid_of rt3) \\(cookie [0-9a-f]+\\) connected on tls:"
-processinfo "3 tools on the pipe, dsroute.exe listens for TLS" wtool \
+processinfo_via "3 tools on the pipe, dsroute.exe listens for TLS" wtool \
     "${P}tool3" "$(pid_of rt3)"
 collect "3 tools on the pipe, dsroute.exe listens for TLS" wtool \
     "${P}tool3" rt3
@@ -273,7 +252,7 @@ check "3 ... and never parked" eval \
 stop rt3s
 stop_dsroute l3s
 check "3 ... dsroute.exe is still up" alive x3
-processinfo "3 ... and still serves the good runtime" wtool "${P}tool3" \
+processinfo_via "3 ... and still serves the good runtime" wtool "${P}tool3" \
     "$(pid_of rt3)"
 stop_exe x3
 stop_dsroute l3
@@ -288,7 +267,7 @@ start_dsroute l4 "uds:$T/rt4.sock,connect" \
 start_exe x4 "pipe:${P}tool4" "tls:127.0.0.1:$(port_of l4 remote),connect,\
 ca=$C/ca.pem,$(cert client1)" --close-timeout $CLOSE_TIMEOUT &&
 mode_is "4 tools on the pipe, dsroute.exe dials TLS" x4 server-client
-processinfo "4 tools on the pipe, dsroute.exe dials TLS" wtool "${P}tool4" 1104
+processinfo_via "4 tools on the pipe, dsroute.exe dials TLS" wtool "${P}tool4" 1104
 collect "4 tools on the pipe, dsroute.exe dials TLS" wtool "${P}tool4" rt4
 pipe_end_seen "4 tools on the pipe, dsroute.exe dials TLS"
 like "4 dsroute.exe verified the server: its session line" \

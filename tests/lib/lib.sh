@@ -241,6 +241,32 @@ tool() {
 	"$FAKETOOL" "$@" >"$T/tool.out" 2>"$T/tool.err"
 }
 
+# processinfo_via DESC TOOL ADDR PID: a ProcessInfo through TOOL (tool,
+# or wtool on a pipe) reaches the runtime PID.
+processinfo_via() {
+	if "$2" --timeout 30 "$3" processinfo; then
+		is "$1: ProcessInfo reaches the runtime" \
+		    "$(field pid "$T/tool.out")" "$4"
+	else
+		fail "$1: ProcessInfo reaches the runtime" \
+		    "$(cat "$T/tool.out" "$T/tool.err")"
+	fi
+}
+
+# stream_same DESC RUNTIME FILE BYTES: the stream of BYTES a tool wrote
+# out in FILE is the one the fake RUNTIME sent: the same SHA-256.
+stream_same() {
+	_what="$1: $(($4 / 1048576)) MiB stream, same SHA-256 at both ends"
+	_id=$(field session "$3")
+	if [ -z "$_id" ]; then
+		fail "$_what" "$(cat "$3")"
+		return
+	fi
+	wait_for 20 has_line "$T/$2.ev" "^stream-end $_id "
+	is "$_what" "$(field sha256 "$3")" \
+	    "$(sed -n "s/^stream-end $_id $4 //p" "$T/$2.ev")"
+}
+
 # field NAME FILE: the value of NAME=... on the last line that has it.
 field() {
 	sed -n "s/.*\<$1=\([^ ]*\).*/\1/p" "$2" | tail -n 1
