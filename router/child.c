@@ -339,17 +339,6 @@ child_stop(struct child *c, int grace_ms)
 }
 
 /*
- * Wait for a child to end, running the event loop meanwhile: only at
- * shut-down, once nothing else is left to serve.  Its deadline bounds it.
- */
-void
-child_wait(struct child *c)
-{
-	while (child_running(c))
-		event_base_loop(base, EVLOOP_ONCE);
-}
-
-/*
  * Forget the SIGCHLD watcher before the loop is freed, once the bare pids
  * handed over have ended: none is left a zombie for init.
  */

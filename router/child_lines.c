@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * What a child prints, on every system: its standard error logged line by
- * line, its standard output logged at debug level and kept for the
- * caller, up to CHILD_OUTPUT_MAX.  child.c and child_win32.c fill c->in[]
- * with what they read.
+ * What child.c and child_win32.c share.  What a child prints: its
+ * standard error logged line by line, its standard output logged at debug
+ * level and kept for the caller, up to CHILD_OUTPUT_MAX (both fill
+ * c->in[] with what they read).  And waiting for a child to end.
  */
 
 #include "config.h"
@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "router/child.h"
+#include "router/engine.h"
 #include "router/log.h"
 
 #define CHILD_OUTPUT_MAX	(64 * 1024)	/* stdout kept for the caller */
@@ -57,4 +58,15 @@ child_lines(struct child *c, int stream, int eof)
 		}
 		free(line);
 	}
+}
+
+/*
+ * Wait for a child to end, running the event loop meanwhile: only at
+ * shut-down, once nothing else is left to serve.  Its deadline bounds it.
+ */
+void
+child_wait(struct child *c)
+{
+	while (child_running(c))
+		event_base_loop(base, EVLOOP_ONCE);
 }

@@ -826,17 +826,6 @@ child_stop(struct child *c, int grace_ms)
 }
 
 /*
- * Wait for a child to end, running the event loop meanwhile: only at
- * shut-down, once nothing else is left to serve.  Its deadline bounds it.
- */
-void
-child_wait(struct child *c)
-{
-	while (child_running(c))
-		event_base_loop(base, EVLOOP_ONCE);
-}
-
-/*
  * Before the loop is freed: end the children still running, and their
  * threads, without their callbacks (nothing may wake a freed loop),
  * then close the job.
