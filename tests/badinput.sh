@@ -18,11 +18,6 @@ addr="tcp:127.0.0.1:$(port_of d remote)"
 wait_for 10 has_line "$T/d.err" "runtime pid $(pid_of rt) .* connected"
 
 sessions=0
-# logged_at_least N: the router has logged N session lines.
-logged_at_least() {
-	[ "$(count_lines "$T/d.err" '^info: session [0-9]+: ')" -ge "$1" ]
-}
-
 # bad DESCRIPTION REASON-EREGEX RAW-ARGS...: send it, expect one end line.
 bad() {
 	_desc=$1
@@ -30,13 +25,7 @@ bad() {
 	shift 2
 	tool --timeout 10 "$addr" raw "$@"
 	sessions=$((sessions + 1))
-	if wait_for 5 logged_at_least "$sessions"; then
-		like "$_desc: one log line says why" \
-		    "$(grep -E '^info: session [0-9]+: ' "$T/d.err" | tail -n 1)" \
-		    "$_why"
-	else
-		fail "$_desc: one log line says why" "no session line"
-	fi
+	session_says "$_desc" "$_why" d "$sessions" 5
 }
 
 bad "garbage first bytes" 'not a diagnostic IPC message' \

@@ -57,10 +57,6 @@ like "the audit line names the tool's Windows process id" \
     "$T/d.err" | head -n 1)" 'pid [1-9]'
 
 sessions=$(count_lines "$T/d.err" '^info: session [0-9]+: ')
-logged_at_least() {
-	[ "$(count_lines "$T/d.err" '^info: session [0-9]+: ')" -ge "$1" ]
-}
-
 # bad DESCRIPTION REASON-EREGEX RAW-ARGS...: send it, expect one end line.
 bad() {
 	_desc=$1
@@ -68,13 +64,7 @@ bad() {
 	shift 2
 	wtool --timeout 10 "${P}tools" raw "$@"
 	sessions=$((sessions + 1))
-	if wait_for 10 logged_at_least "$sessions"; then
-		like "$_desc: one log line says why" \
-		    "$(grep -E '^info: session [0-9]+: ' "$T/d.err" | tail -n 1)" \
-		    "$_why"
-	else
-		fail "$_desc: one log line says why" "no session line"
-	fi
+	session_says "$_desc" "$_why" d "$sessions" 10
 }
 
 rx=$(count_lines "$T/rt.ev" '^(command|bad-message)')

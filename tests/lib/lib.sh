@@ -267,6 +267,20 @@ stream_same() {
 	    "$(sed -n "s/^stream-end $_id $4 //p" "$T/$2.ev")"
 }
 
+# session_says DESC EREGEX ROUTER N SECONDS: within SECONDS router NAME
+# has logged N session lines, the last one matching EREGEX (the one line
+# that says why a session of bad input ended).
+session_says() {
+	if wait_for "$5" eval "[ \$(count_lines '$T/$3.err' \
+	    '^info: session [0-9]+: ') -ge $4 ]"; then
+		like "$1: one log line says why" \
+		    "$(grep -E '^info: session [0-9]+: ' "$T/$3.err" |
+		    tail -n 1)" "$2"
+	else
+		fail "$1: one log line says why" "no session line"
+	fi
+}
+
 # field NAME FILE: the value of NAME=... on the last line that has it.
 field() {
 	sed -n "s/.*\<$1=\([^ ]*\).*/\1/p" "$2" | tail -n 1
