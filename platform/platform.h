@@ -104,6 +104,10 @@ void		 platform_dir_watch_drain(int);
 int		 platform_inherited_fds(struct inherited_fd **, size_t *, char *,
 		    size_t);
 
+/* ids.c: a user or a group as a number or a name */
+int		 parse_uid(const char *, uid_t *);
+int		 parse_gid(const char *, gid_t *);
+
 /* posix.c, win32.c: what the front ends (dsrouter.c, preset.c, ps.c) ask */
 void		 platform_program_name(const char *, char *, size_t);
 const char	*platform_ipc_spec(const char *, char *, size_t);

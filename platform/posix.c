@@ -46,9 +46,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "platform/platform.h"
-#include "router/log.h"
-#include "router/util.h"
 
 /* What every process of dsroute does first: ignore SIGPIPE. */
 void

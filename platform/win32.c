@@ -35,8 +35,8 @@
 
 #include <event2/thread.h>
 
+#include "common/log.h"
 #include "platform/platform.h"
-#include "router/log.h"
 
 /* 100 ns ticks from 1601 (FILETIME) to 1970. */
 #define EPOCH_TICKS	116444736000000000ULL

@@ -36,10 +36,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/identity.h"
+#include "common/ipc.h"
+#include "common/util.h"
+#include "platform/platform.h"
 #include "router/acl.h"
-#include "router/identity.h"
-#include "router/ipc.h"
-#include "router/util.h"
 
 #define DUMP_PATH_MAX	4096
 

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "router/identity.h"
+#include "common/identity.h"
 
 struct acl_policy;
 struct advertise;

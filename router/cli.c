@@ -15,13 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "router/conffile.h"
 #include "router/daemon.h"
 #include "router/engine.h"
 #include "router/frontend.h"
-#include "router/log.h"
 #include "router/settings.h"
-#include "router/util.h"
 
 #define OPT_SETTING	256		/* + the index in settings_table */
 

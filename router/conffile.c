@@ -34,11 +34,11 @@
 	((void)(reader), (void)(handler), -1)
 #endif
 
+#include "common/log.h"
 #include "router/acl.h"
 #include "router/conffile.h"
 #include "router/endpoint.h"
 #include "router/engine.h"
-#include "router/log.h"
 
 #define ROUTE_NAME_MAX		40
 #define SYNTAX_ERRORS_MAX	100

@@ -22,9 +22,9 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/identity.h"
+#include "common/log.h"
 #include "router/engine.h"
-#include "router/identity.h"
-#include "router/log.h"
 #include "router/metrics.h"
 #include "transports/transport.h"
 
@@ -32,25 +32,20 @@ static void	 conn_event(evutil_socket_t, short, void *);
 static void	 conn_connected(struct conn *);
 static int	 conn_handshake(struct conn *);
 
-/* Tell the conn's owner, a session or an exchange, that it failed. */
-static int
-conn_failed(struct conn *c, const char *what)
-{
-	if (c->exchange != NULL)
-		return (exchange_conn_failed(c, what));
-	return (session_conn_failed(c, what));
-}
-
-/* Prepare a conn with no socket yet.  Return -1 if out of memory. */
+/*
+ * Prepare a conn with no socket yet, for its owner to hear of.  Return
+ * -1 if out of memory.
+ */
 int
-conn_init(struct conn *c, struct session *s, int side, struct endpoint *ep)
+conn_init(struct conn *c, const struct conn_owner *owner, int side,
+    struct endpoint *ep)
 {
 	memset(c, 0, sizeof(*c));
-	c->session = s;
+	c->owner = owner;
 	c->side = side;
-	c->endpoint = ep;
-	c->transport = ep->transport;
-	c->fd = -1;
+	c->io.endpoint = ep;
+	c->io.transport = ep->transport;
+	c->io.fd = -1;
 	if ((c->out = evbuffer_new()) == NULL)
 		return (-1);
 	return (0);
@@ -67,17 +62,18 @@ conn_peer_name(const struct conn *c, char *buf, size_t len)
 	char	 addr[INET6_ADDRSTRLEN + 16], id[160];
 	size_t	 n;
 
-	if (c->addr.sa.sa_family == AF_INET ||
-	    c->addr.sa.sa_family == AF_INET6) {
-		sockaddr_name(&c->addr.sa, sizeof(c->addr), addr, sizeof(addr));
-		snprintf(buf, len, "%s:%s", c->transport->name, addr);
-	} else if (c->have_cred)
-		snprintf(buf, len, "%s(pid %ld uid %lu)", c->endpoint->name,
-		    (long)c->pid, (unsigned long)c->uid);
+	if (c->io.addr.sa.sa_family == AF_INET ||
+	    c->io.addr.sa.sa_family == AF_INET6) {
+		sockaddr_name(&c->io.addr.sa, sizeof(c->io.addr), addr,
+		    sizeof(addr));
+		snprintf(buf, len, "%s:%s", c->io.transport->name, addr);
+	} else if (c->io.have_cred)
+		snprintf(buf, len, "%s(pid %ld uid %lu)", c->io.endpoint->name,
+		    (long)c->io.pid, (unsigned long)c->io.uid);
 	else
-		snprintf(buf, len, "%s", c->endpoint->name);
-	if (c->identity != NULL && (n = strlen(buf)) < len) {
-		identity_describe(c->identity, id, sizeof(id));
+		snprintf(buf, len, "%s", c->io.endpoint->name);
+	if (c->io.identity != NULL && (n = strlen(buf)) < len) {
+		identity_describe(c->io.identity, id, sizeof(id));
 		snprintf(buf + n, len - n, "(%s)", id);
 	}
 }
@@ -89,15 +85,17 @@ conn_peer_name(const struct conn *c, char *buf, size_t len)
 static void
 conn_set_events(struct conn *c)
 {
-	if (c->transport->own_events) {
+	if (c->io.transport->own_events) {
 		event_assign(&c->rev, base, -1, EV_PERSIST, conn_event, c);
 		event_assign(&c->wev, base, -1, EV_PERSIST, conn_event, c);
 	} else {
-		event_assign(&c->rev, base, c->fd,
+		event_assign(&c->rev, base, c->io.fd,
 		    EV_READ | EV_CLOSED | EV_PERSIST, conn_event, c);
-		event_assign(&c->wev, base, c->fd, EV_WRITE | EV_PERSIST,
+		event_assign(&c->wev, base, c->io.fd, EV_WRITE | EV_PERSIST,
 		    conn_event, c);
 	}
+	c->io.rev = &c->rev;
+	c->io.wev = &c->wev;
 	c->rev_added = c->wev_added = 0;
 }
 
@@ -105,8 +103,8 @@ conn_set_events(struct conn *c)
 static void
 conn_disarm(struct conn *c)
 {
-	if (c->fd != -1 && c->transport->arm != NULL)
-		c->transport->arm(c, 0, 0);
+	if (c->io.fd != -1 && c->io.transport->arm != NULL)
+		c->io.transport->arm(&c->io, 0, 0);
 }
 
 /*
@@ -116,9 +114,9 @@ conn_disarm(struct conn *c)
 int
 conn_attach(struct conn *c, int fd, int accepted)
 {
-	c->fd = fd;
+	c->io.fd = fd;
 	conn_set_events(c);
-	if (c->transport->setup(c, accepted) == -1)
+	if (c->io.transport->setup(&c->io, accepted) == -1)
 		return (-1);
 	c->handshaking = 1;
 	return (0);
@@ -133,22 +131,15 @@ conn_move(struct conn *dst, struct conn *src)
 		event_del(&src->rev);
 	if (src->wev_added)
 		event_del(&src->wev);
-	free(dst->identity);
-	dst->fd = src->fd;
-	dst->endpoint = src->endpoint;
-	dst->transport = src->transport;
-	dst->tstate = src->tstate;
-	dst->addr = src->addr;
-	dst->identity = src->identity;
-	dst->have_cred = src->have_cred;
-	dst->pid = src->pid;
-	dst->uid = src->uid;
-	dst->gid = src->gid;
+	free(dst->io.identity);
+	dst->io = src->io;
+	dst->io.error = 0;
+	dst->io.why = NULL;
 	dst->counted = src->counted;
 	conn_set_events(dst);
-	src->fd = -1;
-	src->tstate = NULL;
-	src->identity = NULL;
+	src->io.fd = -1;
+	src->io.tstate = NULL;
+	src->io.identity = NULL;
 	src->counted = NULL;
 	src->rev_added = src->wev_added = 0;
 }
@@ -157,7 +148,7 @@ conn_move(struct conn *dst, struct conn *src)
 void
 conn_close(struct conn *c)
 {
-	if (c->fd == -1)
+	if (c->io.fd == -1)
 		return;
 	conn_disarm(c);
 	if (c->rev_added)
@@ -165,12 +156,12 @@ conn_close(struct conn *c)
 	if (c->wev_added)
 		event_del(&c->wev);
 	c->rev_added = c->wev_added = 0;
-	c->transport->teardown(c);
-	c->tstate = NULL;
-	free(c->identity);
-	c->identity = NULL;
-	transport_close(c->transport, c->fd);
-	c->fd = -1;
+	c->io.transport->teardown(&c->io);
+	c->io.tstate = NULL;
+	free(c->io.identity);
+	c->io.identity = NULL;
+	transport_close(c->io.transport, c->io.fd);
+	c->io.fd = -1;
 	if (c->counted != NULL)
 		limit_release(c);
 	c->connecting = c->handshaking = 0;
@@ -191,18 +182,14 @@ conn_free(struct conn *c)
 int
 conn_is_open(const struct conn *c)
 {
-	return (c->fd != -1 && !c->connecting && !c->handshaking);
+	return (c->io.fd != -1 && !c->connecting && !c->handshaking);
 }
 
 /* Describe the last failure of a conn. */
 const char *
 conn_error(const struct conn *c)
 {
-	if (c->why != NULL)
-		return (c->why);
-	if (c->error != 0)
-		return (strerror(c->error));
-	return ("failed");
+	return (stream_error(&c->io));
 }
 
 static void
@@ -223,7 +210,7 @@ conn_update(struct conn *c)
 {
 	int	 want_read, want_write;
 
-	if (c->fd == -1)
+	if (c->io.fd == -1)
 		return;
 	if (c->connecting) {
 		want_read = 0;
@@ -249,8 +236,8 @@ conn_update(struct conn *c)
 	}
 	set_event(&c->rev, &c->rev_added, want_read);
 	set_event(&c->wev, &c->wev_added, want_write);
-	if (c->transport->arm != NULL)
-		c->transport->arm(c, want_read, want_write);
+	if (c->io.transport->arm != NULL)
+		c->io.transport->arm(&c->io, want_read, want_write);
 }
 
 /*
@@ -263,19 +250,20 @@ conn_dial(struct conn *c)
 {
 	int	 fd, pending;
 
-	c->error = 0;
-	c->why = NULL;
+	c->io.error = 0;
+	c->io.why = NULL;
 	/* A runtime found by its socket (dir:, proc:) is dialled there. */
 	if (c->path != NULL)
-		fd = c->transport->dial_found(c->endpoint, c->path, &pending);
+		fd = c->io.transport->dial_found(c->io.endpoint, c->path,
+		    &pending);
 	else
-		fd = c->transport->dial(c->endpoint, &pending);
+		fd = c->io.transport->dial(c->io.endpoint, &pending);
 	if (fd == -1) {
-		c->error = errno;
+		c->io.error = errno;
 		return (-1);
 	}
 	if (pending) {
-		c->fd = fd;
+		c->io.fd = fd;
 		c->connecting = 1;
 		conn_set_events(c);
 		conn_update(c);
@@ -292,14 +280,14 @@ conn_dial(struct conn *c)
 static void
 conn_connected(struct conn *c)
 {
-	socklen_t	 len = sizeof(c->error);
-	int		 fd = c->fd;
+	socklen_t	 len = sizeof(c->io.error);
+	int		 fd = c->io.fd;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &c->error, &len) == -1)
-		c->error = errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &c->io.error, &len) == -1)
+		c->io.error = errno;
 	c->connecting = 0;
-	if (c->error != 0 || c->transport->setup(c, 0) == -1) {
-		(void)conn_failed(c, "connect");
+	if (c->io.error != 0 || c->io.transport->setup(&c->io, 0) == -1) {
+		(void)c->owner->failed(c, "connect");
 		return;
 	}
 	c->handshaking = 1;
@@ -316,22 +304,21 @@ conn_handshake(struct conn *c)
 	int	 rv;
 
 	c->rwant_write = c->wwant_read = 0;
-	rv = c->transport->handshake(c);
+	rv = c->io.transport->handshake(&c->io);
 	if (rv == 0) {
 		c->handshaking = 0;
-		if (c->transport->tls)
+		if (c->io.transport->tls)
 			metrics.tls_handshakes++;
-		return (c->exchange != NULL ? exchange_conn_ready(c) :
-		    session_conn_ready(c));
+		return (c->owner->ready(c));
 	}
 	if (rv == IO_WANT_READ)
 		c->wwant_read = 1;
 	else if (rv == IO_WANT_WRITE)
 		c->rwant_write = 1;
 	else {
-		if (c->transport->tls)
+		if (c->io.transport->tls)
 			metrics.tls_failures++;
-		return (conn_failed(c, "handshake"));
+		return (c->owner->failed(c, "handshake"));
 	}
 	conn_update(c);
 	return (0);
@@ -348,7 +335,7 @@ conn_read_parked(struct conn *c, void *buf, size_t len)
 	ssize_t	 n;
 
 	c->rwant_write = 0;
-	n = c->transport->read(c, buf, len);
+	n = c->io.transport->read(&c->io, buf, len);
 	if (n == IO_WANT_WRITE)
 		c->rwant_write = 1;
 	conn_update(c);
@@ -370,37 +357,10 @@ conn_event(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn	*c = arg;
 
-	if (c->exchange != NULL && !c->connecting && !c->handshaking) {
-		exchange_event(c, what);
-		return;
-	}
-	if (c->session == NULL && c->exchange == NULL) {
-		runtime_parked_event(c);
-		return;
-	}
-	if (c->connecting) {
+	if (c->connecting)
 		conn_connected(c);
-		return;
-	}
-	if (c->handshaking) {
+	else if (c->handshaking)
 		(void)conn_handshake(c);
-		return;
-	}
-	if (what & EV_CLOSED)
-		c->peer_closed = 1;
-	if (what & EV_WRITE) {
-		if (c->rwant_write) {
-			c->rwant_write = 0;
-			if (pump_read(c) == -1)
-				return;
-		}
-		(void)pump_write(c);
-	} else {
-		if (c->wwant_read) {
-			c->wwant_read = 0;
-			if (pump_write(c) == -1)
-				return;
-		}
-		(void)pump_read(c);
-	}
+	else
+		c->owner->event(c, what);
 }

@@ -20,15 +20,15 @@
 
 #include <event2/event.h>
 
+#include "common/log.h"
+#include "common/util.h"
+#include "platform/child.h"
+#include "platform/notify.h"
 #include "platform/platform.h"
-#include "router/child.h"
 #include "router/daemon.h"
 #include "router/engine.h"
-#include "router/log.h"
 #include "router/metrics.h"
-#include "router/notify.h"
 #include "router/settings.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 
@@ -123,6 +123,7 @@ reload(void)
 	notify_reloading();
 	if (frontend->reload != NULL)
 		front = frontend->reload();
+	transport_env.ws_ping_interval_ms = settings.ws_ping_interval_ms;
 	tr = route_reload_transports();
 	m = metrics_http_reload();
 	if (tr == 0 && !front && !m)
@@ -201,9 +202,11 @@ daemon_run(const struct frontend *fe)
 	struct log_rec	 rec;
 	char		 err[512];
 	size_t		 i;
+	int		 fd, is_socket;
 
 	frontend = fe;
-	log_open();
+	fd = platform_log_fd(&is_socket);
+	log_open(fd, is_socket);
 	/* What a service manager passed, before any program we run sees it. */
 	if (inherit_open(err, sizeof(err)) == -1)
 		fatalx("%s", err);
@@ -214,6 +217,10 @@ daemon_run(const struct frontend *fe)
 	event_set_log_callback(libevent_log);
 	if ((base = event_base_new()) == NULL)
 		fatalx("cannot start the event loop");
+	/* The layers below the engine watch their own events on it. */
+	child_init(base);
+	transport_env.base = base;
+	transport_env.ws_ping_interval_ms = settings.ws_ping_interval_ms;
 	evtimer_assign(&shutdown_timer, base, shutdown_timeout_cb, NULL);
 	log_attach(base);
 

@@ -28,14 +28,14 @@
 #include <event2/event.h>
 #include <event2/util.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "platform/platform.h"
 #include "router/daemon.h"
 #include "router/endpoint.h"
 #include "router/engine.h"
 #include "router/frontend.h"
-#include "router/log.h"
 #include "router/settings.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 #define QUIT_GRACE_MS		500	/* a launching tool kills us at 1 s */

@@ -391,25 +391,6 @@ endpoint_parse_part(const char *spec, struct endpoint *ep, char *err,
 }
 
 /*
- * Keep a copy of a string option of a transport, replacing an earlier
- * one: cert=FILE, owner=USER.  An empty value is refused.
- */
-int
-endpoint_set_string(char **dst, const char *v, char *err, size_t len)
-{
-	if (*v == '\0') {
-		snprintf(err, len, "an option value is empty");
-		return (-1);
-	}
-	free(*dst);
-	if ((*dst = strdup(v)) == NULL) {
-		snprintf(err, len, "out of memory");
-		return (-1);
-	}
-	return (0);
-}
-
-/*
  * An endpoint of the same transport as spec that parses, to check
  * options on when spec's own address is wrong; NULL if spec names no
  * transport.
@@ -443,6 +424,20 @@ endpoint_clear(struct endpoint *ep)
 int
 endpoint_check_role(const struct endpoint *ep, char *err, size_t len)
 {
+	int	 nallow;
+
+	(void)acl_allow_list(ep->policy, &nallow);
+	if (nallow > 0 && ep->role == ROLE_CONNECT) {
+		snprintf(err, len, "allow-cn=, allow-san= and allow-fp= are "
+		    "for listeners");
+		return (-1);
+	}
+	if (nallow > 0 && ep->transport->verifies_peers != NULL &&
+	    !ep->transport->verifies_peers(ep)) {
+		snprintf(err, len, "an allow-list needs client certificates; "
+		    "it cannot go with verify=none");
+		return (-1);
+	}
 	if (ep->role == ROLE_LISTEN && ep->peer != PEER_AUTO) {
 		snprintf(err, len, "peer= is for connect endpoints: a "
 		    "listener learns what each peer is from its first bytes");

@@ -21,12 +21,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ipc.h"
+#include "common/util.h"
 #include "router/endpoint.h"
-#include "router/ipc.h"
-#include "router/util.h"
 
 struct evbuffer;
 struct acl_runtime;
+struct conn;
 struct evconnlistener;
 struct exchange;
 struct ext_runtime;
@@ -47,16 +48,26 @@ struct transport;
 #define SIDE_REMOTE		1
 #define OTHER_SIDE(s)		(1 - (s))
 
+/*
+ * Whom a conn tells what happened (conn.c): a session, an exchange, or
+ * the record of a parked runtime, each with a table of its own.  ready
+ * and failed end a connect or a handshake (-1: the owner closed);
+ * event is the conn's readiness once it is open.
+ */
+struct conn_owner {
+	int	 (*ready)(struct conn *);
+	int	 (*failed)(struct conn *, const char *);
+	void	 (*event)(struct conn *, short);
+};
+
 /* One side of a session: a socket behind its transport (conn.c). */
 struct conn {
+	struct stream		 io;		/* what the transport sees */
+	const struct conn_owner	*owner;		/* told what happens */
 	struct session		*session;	/* NULL while parked */
 	struct runtime		*parked_in;	/* the record holding it parked */
 	struct exchange		*exchange;	/* the router's own (exchange.c) */
 	const char		*path;		/* a found runtime's, to dial */
-	struct endpoint		*endpoint;
-	const struct transport	*transport;
-	void			*tstate;	/* the transport's own */
-	int			 fd;
 	int			 side;
 	struct event		 rev;
 	struct event		 wev;
@@ -64,18 +75,10 @@ struct conn {
 	int			 wev_added;
 	struct evbuffer		*out;		/* bytes waiting to go out here */
 
-	union sockaddr_inet	 addr;		/* a network peer's, or AF_UNSPEC */
-	int			 have_cred;	/* a local peer's credentials */
-	pid_t			 pid;
-	uid_t			 uid;
-	gid_t			 gid;
-	struct identity		*identity;	/* a verified peer, if any */
 	struct peer_count	*counted;	/* the peer it counts for */
 
 	uint64_t		 nwritten;
-	int			 error;		/* errno of the last failure */
 	uint32_t		 unsent_seen;	/* at the last idle check */
-	const char		*why;		/* transport's reason for failure */
 
 	unsigned		 connecting:1;	/* non-blocking connect pending */
 	unsigned		 handshaking:1;
@@ -87,7 +90,6 @@ struct conn {
 	unsigned		 shut:1;	/* we ended our sending side */
 	unsigned		 shut_pending:1; /* ...but it waits to be sent */
 	unsigned		 rwant_write:1;	/* a read waits for writability */
-	unsigned		 sndbuf_grown:1; /* the transport grew it once */
 	unsigned		 wwant_read:1;	/* a write waits for readability */
 };
 
@@ -289,10 +291,9 @@ void		 session_accepted(struct route *, int, int, struct sockaddr *,
 		    socklen_t, const uint8_t *);
 void		 session_offer(struct route *);
 void		 session_close(struct session *, const char *);
-int		 session_conn_ready(struct conn *);
 int		 session_input(struct conn *);
 int		 session_eof(struct conn *);
-int		 session_conn_failed(struct conn *, const char *);
+extern const struct conn_owner session_conn_owner;
 int		 session_runtime_lost(struct session *);
 void		 session_runtime_available(struct route *);
 void		 session_set_state(struct session *, enum session_state);
@@ -305,7 +306,7 @@ int		 runtime_park(struct session *, const char **);
 int		 runtime_take(struct session *, const char **, uint32_t *);
 void		 runtime_release(struct session *);
 void		 runtime_lost(struct session *);
-void		 runtime_parked_event(struct conn *);
+extern const struct conn_owner parked_conn_owner;
 void		 runtime_drop_all(struct route *);
 void		 runtime_name(const struct runtime *, char *, size_t);
 void		 runtime_info_answer(struct runtime *, enum errand_kind,
@@ -352,9 +353,7 @@ void		 exchange_start(struct exchange *, const char *,
 		    const uint8_t *, size_t);
 void		 exchange_cancel(struct exchange *);
 void		 exchange_free(struct exchange *);
-void		 exchange_event(struct conn *, short);
-int		 exchange_conn_ready(struct conn *);
-int		 exchange_conn_failed(struct conn *, const char *);
+extern const struct conn_owner exchange_conn_owner;
 
 /* mirror.c */
 int		 mirror_start(struct route *, int, char *, size_t);
@@ -384,7 +383,7 @@ void		 errand_forget(struct runtime *);
 int		 pump_read(struct conn *);
 int		 pump_write(struct conn *);
 int		 pump_start(struct session *);
-void		 pump_idle_cb(evutil_socket_t, short, void *);
+void		 pump_event(struct conn *, short);
 
 /* judge.c */
 void		 judge_command(struct session *, const uint8_t *, size_t,
@@ -393,7 +392,7 @@ void		 judge_advertise(struct session *, struct conn *,
 		    struct verdict *);
 
 /* conn.c */
-int		 conn_init(struct conn *, struct session *, int,
+int		 conn_init(struct conn *, const struct conn_owner *, int,
 		    struct endpoint *);
 int		 conn_attach(struct conn *, int, int);
 int		 conn_start(struct conn *);

@@ -24,10 +24,10 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "router/engine.h"
-#include "router/log.h"
 #include "router/settings.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 static void	 errand_send(struct runtime *, enum errand_kind);
@@ -59,7 +59,7 @@ void
 errand_want(struct runtime *rt, enum errand_kind kind)
 {
 	rt->errands_due |= 1U << kind;
-	if (rt->errand == ERRAND_NONE && rt->parked.fd != -1)
+	if (rt->errand == ERRAND_NONE && rt->parked.io.fd != -1)
 		(void)errand_parked(rt);
 }
 
@@ -161,7 +161,7 @@ errand_event(struct runtime *rt)
 	ssize_t		 n;
 
 	if (evbuffer_get_length(c->out) > 0) {
-		n = c->transport->write_buffer(c, c->out);
+		n = c->io.transport->write_buffer(&c->io, c->out);
 		if (n == IO_ERROR) {
 			errand_end(rt, ERRAND_CLOSED, NULL, 0);
 			return;

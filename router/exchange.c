@@ -18,14 +18,23 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/util.h"
 #include "router/engine.h"
 #include "router/settings.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 /* What waits to be parsed: at most a frame and a read. */
 #define EXCHANGE_READ		16384
 #define EXCHANGE_BUFFERED	(IPC_MESSAGE_MAX + EXCHANGE_READ)
+
+static int	 exchange_conn_ready(struct conn *);
+static int	 exchange_conn_failed(struct conn *, const char *);
+static void	 exchange_event(struct conn *, short);
+
+/* What an exchange's conn tells it. */
+const struct conn_owner exchange_conn_owner = {
+	exchange_conn_ready, exchange_conn_failed, exchange_event
+};
 
 static void	 exchange_timeout(evutil_socket_t, short, void *);
 
@@ -39,7 +48,8 @@ exchange_init(struct exchange *x, struct route *r, int side)
 	memset(x, 0, sizeof(*x));
 	if ((x->in = evbuffer_new()) == NULL)
 		return (-1);
-	if (conn_init(&x->conn, NULL, side, &r->endpoint[side]) == -1) {
+	if (conn_init(&x->conn, &exchange_conn_owner, side,
+	    &r->endpoint[side]) == -1) {
 		evbuffer_free(x->in);
 		x->in = NULL;
 		return (-1);
@@ -114,14 +124,14 @@ exchange_free(struct exchange *x)
 }
 
 /* The connection is up: the request goes with the next write event. */
-int
+static int
 exchange_conn_ready(struct conn *c)
 {
 	conn_update(c);
 	return (0);
 }
 
-int
+static int
 exchange_conn_failed(struct conn *c, const char *what)
 {
 	char	 why[256];
@@ -132,7 +142,7 @@ exchange_conn_failed(struct conn *c, const char *what)
 }
 
 /* Readiness: write what is left of the request, read the answer. */
-void
+static void
 exchange_event(struct conn *c, short what)
 {
 	struct exchange	*x = c->exchange;
@@ -143,7 +153,7 @@ exchange_event(struct conn *c, short what)
 
 	(void)what;
 	if (evbuffer_get_length(c->out) > 0) {
-		if (c->transport->write_buffer(c, c->out) == IO_ERROR) {
+		if (c->io.transport->write_buffer(&c->io, c->out) == IO_ERROR) {
 			finish(x, conn_error(c));
 			return;
 		}

@@ -10,9 +10,9 @@
 
 #include <string.h>
 
+#include "common/ipc.h"
+#include "common/log.h"
 #include "router/ext.h"
-#include "router/ipc.h"
-#include "router/log.h"
 
 /* The fixed part of an ENTRY payload: version, cookie, pid, found, hops. */
 #define ENTRY_FIXED	(2 + IPC_COOKIE_LEN + 8 + 1 + 1)

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "router/ipc.h"
+#include "common/ipc.h"
 
 #define EXT_SET			IPC_SET_DSROUTE	/* "dsroute" */
 #define EXT_ID_LIST		0x01

@@ -30,12 +30,12 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "platform/platform.h"
 #include "router/engine.h"
 #include "router/ext.h"
-#include "router/log.h"
 #include "router/settings.h"
-#include "router/util.h"
 #include "transports/socket.h"
 #include "transports/transport.h"
 

@@ -17,7 +17,7 @@
 
 #include <stdio.h>
 
-#include "router/child.h"
+#include "platform/child.h"
 
 struct evbuffer;
 struct frontend;

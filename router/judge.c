@@ -19,13 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/identity.h"
+#include "common/log.h"
+#include "common/util.h"
 #include "platform/platform.h"
 #include "router/acl.h"
 #include "router/engine.h"
-#include "router/identity.h"
-#include "router/log.h"
 #include "router/metrics.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 /*
@@ -54,8 +54,8 @@ runtime_uid(struct session *s, uid_t *uid)
 	struct conn	*rt = &s->conn[OTHER_SIDE(s->tool_side)];
 	struct endpoint	*ep = &s->route->endpoint[rt->side];
 
-	if (rt->fd != -1 && rt->have_cred) {
-		*uid = rt->uid;
+	if (rt->io.fd != -1 && rt->io.have_cred) {
+		*uid = rt->io.uid;
 		return (1);
 	}
 	return (ep->transport->file_owner != NULL &&
@@ -75,7 +75,7 @@ principal_fields(struct log_rec *r, const struct conn *c,
 		if (peer->have_cred) {
 			log_u64(r, "uid", peer->uid, 0);
 			log_u64(r, "gid", peer->gid, 0);
-			log_u64(r, "pid", (uint64_t)c->pid, 0);
+			log_u64(r, "pid", (uint64_t)c->io.pid, 0);
 		} else
 			log_str(r, "uid", NULL, 0);
 		return;
@@ -147,17 +147,17 @@ peer_of(struct session *s, struct conn *c, struct acl_peer *peer)
 
 	memset(peer, 0, sizeof(*peer));
 	peer->local = ep->transport->local;
-	peer->have_cred = c->have_cred;
-	peer->uid = c->uid;
-	peer->gid = c->gid;
-	peer->identity = c->identity;
+	peer->have_cred = c->io.have_cred;
+	peer->uid = c->io.uid;
+	peer->gid = c->io.gid;
+	peer->identity = c->io.identity;
 	peer->self_uid = self_uid();
 	if (!peer->local) {
 		/* Kept from accept, or from the transport's dial. */
-		memcpy(&peer->addr, &c->addr, sizeof(c->addr));
+		memcpy(&peer->addr, &c->io.addr, sizeof(c->io.addr));
 		return;
 	}
-	peer->pid = peer->own_pid = c->pid;
+	peer->pid = peer->own_pid = c->io.pid;
 	if (ep->transport->granted_ids != NULL) {
 		ep->transport->granted_ids(ep, &ids);
 		peer->have_owner = ids.have_uid;
@@ -172,7 +172,7 @@ static int
 off_allow_list(struct session *s, struct conn *c, struct acl_decision *d)
 {
 	return (acl_check_allow_list(s->route->endpoint[c->side].policy,
-	    c->identity, d));
+	    c->io.identity, d));
 }
 
 static void

@@ -27,13 +27,13 @@
 
 #include <event2/util.h>
 
+#include "common/identity.h"
+#include "common/log.h"
+#include "common/util.h"
 #include "platform/platform.h"
 #include "router/engine.h"
-#include "router/identity.h"
-#include "router/log.h"
 #include "router/metrics.h"
 #include "router/settings.h"
-#include "router/util.h"
 
 #define PEER_BUCKETS		1024
 #define FD_RESERVE		16	/* probes, reloads, a helper's pipes */
@@ -130,7 +130,7 @@ peer_of_conn(const struct conn *c, const struct sockaddr *sa)
 	if (sockaddr_peer(sa, key, &len) == 0)
 		return (peer_get(PEER_ADDR, key, len));
 	/* A local peer whose uid is unknown counts as uid -1. */
-	uid = c->have_cred ? (uint32_t)c->uid : UINT32_MAX;
+	uid = c->io.have_cred ? (uint32_t)c->io.uid : UINT32_MAX;
 	return (peer_get(PEER_UID, (const uint8_t *)&uid, sizeof(uid)));
 }
 
@@ -166,7 +166,7 @@ log_refusal(const struct conn *c, const char *peer, const char *why)
 {
 	if (log_throttle_pass(&refusals, "refused connections"))
 		log_warning("%s: refused a connection from %s: %s",
-		    c->endpoint->name, peer, why);
+		    c->io.endpoint->name, peer, why);
 }
 
 /* Refuse c, over the limit in all or over that of its peer p. */
@@ -221,10 +221,10 @@ limit_identified(struct conn *c)
 {
 	struct peer_count	*was = c->counted, *p;
 
-	if (was == NULL || c->identity == NULL)
+	if (was == NULL || c->io.identity == NULL)
 		return (0);
-	if ((p = peer_get(PEER_CERT, c->identity->fingerprint,
-	    sizeof(c->identity->fingerprint))) == NULL) {
+	if ((p = peer_get(PEER_CERT, c->io.identity->fingerprint,
+	    sizeof(c->io.identity->fingerprint))) == NULL) {
 		log_refusal(c, "a TLS peer", "out of memory");
 		return (-1);
 	}

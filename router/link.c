@@ -26,11 +26,11 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "router/engine.h"
 #include "router/ext.h"
-#include "router/log.h"
 #include "router/settings.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 #define LINK_MISSES_MAX		3

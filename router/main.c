@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "platform/platform.h"
+#include "platform/standin.h"
 #include "router/daemon.h"
 #include "router/frontend.h"
 #include "router/settings.h"
-#include "router/standin.h"
 
 int
 main(int argc, char *argv[])

@@ -18,7 +18,7 @@
 
 #include <event2/buffer.h>
 
-#include "router/ipc.h"
+#include "common/ipc.h"
 #include "router/metrics.h"
 
 struct metrics	 metrics;

@@ -51,13 +51,13 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "router/daemon.h"
 #include "router/endpoint.h"
 #include "router/engine.h"
-#include "router/log.h"
 #include "router/metrics.h"
 #include "router/settings.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 #define MAX_CONNS	32		/* open at once; twice that pauses */
@@ -373,7 +373,7 @@ fill_gauges(struct metrics *m)
 	TAILQ_FOREACH(r, &routes, entry) {
 		TAILQ_FOREACH(rt, &r->runtimes, entry) {
 			m->runtimes_known++;
-			if (rt->parked.fd != -1)
+			if (rt->parked.io.fd != -1)
 				m->runtimes_parked++;
 		}
 	}

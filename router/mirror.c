@@ -42,11 +42,11 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "platform/platform.h"
+#include "platform/standin.h"
 #include "router/engine.h"
-#include "router/log.h"
-#include "router/standin.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 #define MIRROR_NAMES	3

@@ -24,12 +24,12 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "platform/platform.h"
 #include "router/daemon.h"
 #include "router/engine.h"
 #include "router/frontend.h"
-#include "router/log.h"
-#include "router/util.h"
 
 #define ADB_CHECK_MS		5000	/* as dotnet-dsrouter re-asserts it */
 #define ADB_TIMEOUT_MS		15000	/* adb may have to start its server */

@@ -29,14 +29,13 @@
 
 #include <event2/buffer.h>
 
+#include "common/ipc.h"
+#include "common/log.h"
+#include "common/util.h"
 #include "platform/platform.h"
 #include "router/endpoint.h"
-#include "router/engine.h"
 #include "router/ext.h"
 #include "router/frontend.h"
-#include "router/ipc.h"
-#include "router/log.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 #define PS_TIMEOUT_MS	5000
@@ -64,7 +63,7 @@ static struct ext_runtime *runtimes;
 static struct standin_row *rows;
 static char		**files;
 static struct endpoint	 router;	/* the one ps dials */
-static struct conn	 rconn;
+static struct stream	 rconn;
 
 /* The usage; a system without dir: (Windows) has no mirror to list. */
 static void __dead
@@ -159,14 +158,14 @@ ps_wait(int fd, short events)
 
 /* Wait as a stream operation that returned want asks. */
 static void
-ps_want(struct conn *c, ssize_t want)
+ps_want(struct stream *c, ssize_t want)
 {
 	ps_wait(c->fd, want == IO_WANT_WRITE ? POLLOUT : POLLIN);
 }
 
 /* Dial the router and run the transport's handshake. */
 static void
-ps_connect(struct endpoint *ep, struct conn *c)
+ps_connect(struct endpoint *ep, struct stream *c)
 {
 	char		 why[256];
 	socklen_t	 len;
@@ -179,8 +178,10 @@ ps_connect(struct endpoint *ep, struct conn *c)
 	if (ep->transport->prepare != NULL &&
 	    ep->transport->prepare(ep, why, sizeof(why)) == -1)
 		die("%s: %s", ep->spec, why);
-	if (conn_init(c, NULL, 0, ep) == -1)
-		die("out of memory");
+	memset(c, 0, sizeof(*c));
+	c->endpoint = ep;
+	c->transport = ep->transport;
+	c->fd = -1;
 
 	phase = "connecting";
 	if ((fd = ep->transport->dial(ep, &pending)) == -1)
@@ -195,19 +196,19 @@ ps_connect(struct endpoint *ep, struct conn *c)
 			die("%s: connect: %s", ep->spec, strerror(error));
 	}
 	if (ep->transport->setup(c, 0) == -1)
-		die("%s: %s", ep->spec, conn_error(c));
+		die("%s: %s", ep->spec, stream_error(c));
 
 	phase = "in the handshake";
 	while ((rv = ep->transport->handshake(c)) != 0) {
 		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE)
-			die("%s: handshake: %s", ep->spec, conn_error(c));
+			die("%s: handshake: %s", ep->spec, stream_error(c));
 		ps_want(c, rv);
 	}
 }
 
 /* Send all of buf. */
 static void
-ps_send(struct conn *c, const uint8_t *buf, size_t len)
+ps_send(struct stream *c, const uint8_t *buf, size_t len)
 {
 	ssize_t	 n;
 
@@ -220,13 +221,13 @@ ps_send(struct conn *c, const uint8_t *buf, size_t len)
 		} else if (n == IO_WANT_READ || n == IO_WANT_WRITE)
 			ps_want(c, n);
 		else
-			die("%s: send: %s", c->endpoint->spec, conn_error(c));
+			die("%s: send: %s", c->endpoint->spec, stream_error(c));
 	}
 }
 
 /* Read what is there into buf after *have bytes; die at EOF. */
 static void
-ps_receive(struct conn *c, uint8_t *buf, size_t *have, size_t room)
+ps_receive(struct stream *c, uint8_t *buf, size_t *have, size_t room)
 {
 	ssize_t	 n;
 
@@ -241,7 +242,7 @@ ps_receive(struct conn *c, uint8_t *buf, size_t *have, size_t room)
 			    "listing", c->endpoint->spec);
 		if (n != IO_WANT_READ && n != IO_WANT_WRITE)
 			die("%s: receive: %s", c->endpoint->spec,
-			    conn_error(c));
+			    stream_error(c));
 		ps_want(c, n);
 	}
 }
@@ -408,7 +409,8 @@ ps_remote(const char *spec)
 	if (count != n)
 		die("%s: the listing ended after %zu of its %" PRIu32
 		    " runtimes", spec, n, count);
-	conn_free(&rconn);
+	rconn.transport->teardown(&rconn);
+	transport_close(rconn.transport, rconn.fd);
 	if (router.transport->release != NULL)
 		router.transport->release(&router);
 	endpoint_clear(&router);

@@ -25,12 +25,14 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "router/engine.h"
-#include "router/log.h"
 #include "router/metrics.h"
 #include "router/settings.h"
-#include "router/util.h"
 #include "transports/transport.h"
+
+static void	 pump_idle_cb(evutil_socket_t, short, void *);
 
 /* Large reads are what make a relay fast (see bench/README.md). */
 static uint8_t	 scratch[256 * 1024];
@@ -50,7 +52,8 @@ peer_of(struct conn *c)
 static void
 read_held_input(struct conn *c)
 {
-	if (c->transport->pending != NULL && c->transport->pending(c))
+	if (c->io.transport->pending != NULL &&
+	    c->io.transport->pending(&c->io))
 		event_active(&c->rev, EV_READ, 0);
 }
 
@@ -72,7 +75,7 @@ io_failed(struct session *s, struct conn *c, int writing)
 	if (s->state == S_PUMP && c->side != s->tool_side &&
 	    session_runtime_lost(s))
 		return (-1);
-	if (c->error == ECONNRESET || c->error == EPIPE) {
+	if (c->io.error == ECONNRESET || c->io.error == EPIPE) {
 		/* Writing to a peer that already ended is how it closes. */
 		snprintf(reason, sizeof(reason), c->eof ? "%s closed" :
 		    "%s reset the connection", role);
@@ -95,7 +98,7 @@ deliver(struct conn *p, const uint8_t *buf, size_t n)
 
 	if (p->writing && conn_is_open(p) && !p->wwant_read &&
 	    evbuffer_get_length(p->out) == 0) {
-		w = p->transport->write(p, buf, n);
+		w = p->io.transport->write(&p->io, buf, n);
 		if (w == IO_ERROR)
 			return (io_failed(p->session, p, 1));
 		if (w == IO_WANT_READ)
@@ -121,7 +124,7 @@ static void
 end_sending(struct conn *c)
 {
 	c->shut = 1;
-	c->shut_pending = c->transport->shutdown(c) == IO_WANT_WRITE;
+	c->shut_pending = c->io.transport->shutdown(&c->io) == IO_WANT_WRITE;
 }
 
 /* End our sending direction on c once its source ended and c's queue is out. */
@@ -139,7 +142,7 @@ maybe_shutdown(struct conn *c)
 	 * plain socket (no transport state, such as a TLS close_notify to
 	 * send) close() sends the same FIN: spare the system call.
 	 */
-	if (c->eof && src->shut && c->transport->plain) {
+	if (c->eof && src->shut && c->io.transport->plain) {
 		c->shut = 1;
 		return;
 	}
@@ -150,7 +153,7 @@ maybe_shutdown(struct conn *c)
 	 * after its command, it would cut off the runtime's answer.  A
 	 * runtime reads nothing after the command: leave its pipe open.
 	 */
-	if (c->transport->no_half_close && c->session->tool_side != -1 &&
+	if (c->io.transport->no_half_close && c->session->tool_side != -1 &&
 	    c->side != c->session->tool_side) {
 		c->shut = 1;
 		return;
@@ -230,7 +233,7 @@ pump_read(struct conn *c)
 	if (room > sizeof(scratch))
 		room = sizeof(scratch);
 
-	n = c->transport->read(c, scratch, room);
+	n = c->io.transport->read(&c->io, scratch, room);
 	if (n == IO_WANT_READ) {
 		conn_update(c);
 		return (0);
@@ -288,9 +291,10 @@ pump_write(struct conn *c)
 		return (0);
 	}
 	if (c->shut_pending)
-		c->shut_pending = c->transport->shutdown(c) == IO_WANT_WRITE;
+		c->shut_pending = c->io.transport->shutdown(&c->io) ==
+		    IO_WANT_WRITE;
 	if (evbuffer_get_length(c->out) > 0) {
-		n = c->transport->write_buffer(c, c->out);
+		n = c->io.transport->write_buffer(&c->io, c->out);
 		if (n == IO_ERROR)
 			return (io_failed(s, c, 1));
 		if (n == IO_WANT_READ)
@@ -322,6 +326,29 @@ pump_write(struct conn *c)
 	if (resume)
 		event_active(&src->rev, EV_READ, 0);
 	return (check_done(s));
+}
+
+/* A session's conn is ready to read or to write (its conn_owner event). */
+void
+pump_event(struct conn *c, short what)
+{
+	if (what & EV_CLOSED)
+		c->peer_closed = 1;
+	if (what & EV_WRITE) {
+		if (c->rwant_write) {
+			c->rwant_write = 0;
+			if (pump_read(c) == -1)
+				return;
+		}
+		(void)pump_write(c);
+	} else {
+		if (c->wwant_read) {
+			c->wwant_read = 0;
+			if (pump_write(c) == -1)
+				return;
+		}
+		(void)pump_read(c);
+	}
 }
 
 /*
@@ -372,8 +399,8 @@ drained_since(struct conn *c)
 	long	 n;
 	int	 moved;
 
-	if (!conn_is_open(c) || c->transport->unsent == NULL ||
-	    (n = c->transport->unsent(c)) < 0)
+	if (!conn_is_open(c) || c->io.transport->unsent == NULL ||
+	    (n = c->io.transport->unsent(&c->io)) < 0)
 		return (0);
 	moved = (uint32_t)n != c->unsent_seen;
 	c->unsent_seen = n;
@@ -386,7 +413,7 @@ drained_since(struct conn *c)
  * peer that took it since.  The timer is not pushed back on every byte:
  * when it fires early it waits for the rest.
  */
-void
+static void
 pump_idle_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct session	*s = arg;

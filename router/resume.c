@@ -28,10 +28,10 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "router/engine.h"
-#include "router/log.h"
 #include "router/settings.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 static void	 resume_line(const struct runtime *, enum log_level,
@@ -111,7 +111,7 @@ resume_due(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (rt->resumed || rt->gone)
 		return;
-	if (rt->parked.fd == -1 || errand_busy(rt))
+	if (rt->parked.io.fd == -1 || errand_busy(rt))
 		resume_line(rt, LL_DEBUG, "waiting", ": no tool resumed it; "
 		    "ResumeRuntime waits for its next connection");
 	errand_want(rt, ERRAND_RESUME);

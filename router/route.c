@@ -20,13 +20,13 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "router/acl.h"
 #include "router/endpoint.h"
 #include "router/engine.h"
-#include "router/log.h"
 #include "router/metrics.h"
 #include "router/settings.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 #define ACCEPT_PAUSE_MS		250

@@ -25,16 +25,23 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "router/acl.h"
 #include "router/engine.h"
 #include "router/ext.h"
-#include "router/log.h"
 #include "router/metrics.h"
 #include "router/settings.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 #define RECONNECT_GRACE_MS	1000
+
+static void	 runtime_parked_event(struct conn *, short);
+
+/* What a parked connection tells its record: a byte, or its end. */
+const struct conn_owner parked_conn_owner = {
+	NULL, NULL, runtime_parked_event
+};
 
 static struct runtime *
 runtime_find(struct route *r, const uint8_t *cookie)
@@ -155,9 +162,9 @@ advertise_line(const struct runtime *rt, const struct conn *c)
 		return;
 	runtime_name(rt, name, sizeof(name));
 	ipc_cookie_hex(rt->advertise.cookie, cookie);
-	log_say(&r, "%s connected on %s", name, c->endpoint->name);
+	log_say(&r, "%s connected on %s", name, c->io.endpoint->name);
 	log_str(&r, "route", rt->route->name, LF_JSON);
-	log_str(&r, "endpoint", c->endpoint->name, LF_JSON);
+	log_str(&r, "endpoint", c->io.endpoint->name, LF_JSON);
 	log_u64(&r, "runtime_pid", rt->advertise.pid, LF_JSON);
 	log_str(&r, "cookie", cookie, LF_JSON);
 	log_end(&r);
@@ -173,7 +180,7 @@ count_parked(const struct conn *c, int *total, int *peer)
 	*total = *peer = 0;
 	TAILQ_FOREACH(r, &routes, entry) {
 		TAILQ_FOREACH(rt, &r->runtimes, entry) {
-			if (rt->parked.fd == -1)
+			if (rt->parked.io.fd == -1)
 				continue;
 			(*total)++;
 			*peer += limit_same_peer(&rt->parked, c);
@@ -195,7 +202,7 @@ claim_holds(const struct runtime *rt, const struct conn *c)
 	limit_peer_key(c, &k);
 	return (k.kind == rt->owner.kind && k.len == rt->owner.len &&
 	    memcmp(k.key, rt->owner.key, k.len) == 0 &&
-	    c->pid == rt->owner_pid);
+	    c->io.pid == rt->owner_pid);
 }
 
 /*
@@ -225,7 +232,7 @@ runtime_park(struct session *s, const char **why)
 		snprintf(reason, sizeof(reason), "refused: the cookie is %s's, "
 		    "first claimed by another peer (%s now)", name, peer);
 		if (log_throttle_pass(&throttle, "refused advertises"))
-			log_warning("%s: %s", c->endpoint->name, reason);
+			log_warning("%s: %s", c->io.endpoint->name, reason);
 		return (-1);
 	}
 	if (rt == NULL) {
@@ -242,20 +249,21 @@ runtime_park(struct session *s, const char **why)
 			    "--max-runtimes-per-peer");
 			if (log_throttle_pass(&throttle, "refused advertises"))
 				log_warning("%s: runtime pid %" PRIu64 " from "
-				    "%s: %s", c->endpoint->name,
+				    "%s: %s", c->io.endpoint->name,
 				    s->advertise.pid, peer, reason);
 			return (-1);
 		}
 		if ((rt = calloc(1, sizeof(*rt))) == NULL)
 			goto nomem;
-		if (conn_init(&rt->parked, NULL, c->side, c->endpoint) == -1) {
+		if (conn_init(&rt->parked, &parked_conn_owner, c->side,
+		    c->io.endpoint) == -1) {
 			free(rt);
 			goto nomem;
 		}
 		rt->route = r;
 		rt->advertise = s->advertise;
 		limit_peer_key(c, &rt->owner);
-		rt->owner_pid = c->pid;
+		rt->owner_pid = c->io.pid;
 		rt->found = EXT_FOUND_ADVERTISE;
 		rt->parked.parked_in = rt;
 		TAILQ_INSERT_TAIL(&r->runtimes, rt, entry);
@@ -264,7 +272,7 @@ runtime_park(struct session *s, const char **why)
 		if (wants_info(r))
 			errand_want(rt, ERRAND_INFO);
 		resume_watch(rt);
-	} else if (rt->parked.fd != -1) {
+	} else if (rt->parked.io.fd != -1) {
 		/*
 		 * A runtime dials again once it answered: an answer to our
 		 * errand may wait on the old connection, unread.
@@ -272,7 +280,7 @@ runtime_park(struct session *s, const char **why)
 		if (errand_busy(rt))
 			errand_event(rt);
 	}
-	if (rt->parked.fd != -1) {
+	if (rt->parked.io.fd != -1) {
 		runtime_name(rt, name, sizeof(name));
 		log_debug("%s: a newer connection replaces the parked one",
 		    name);
@@ -305,7 +313,7 @@ runtime_pick(struct route *r, int tool_side, const uint8_t *bound)
 	for (rt = TAILQ_FIRST(&r->runtimes); rt != NULL; rt = next) {
 		next = TAILQ_NEXT(rt, entry);
 		/* A linked router's runtimes go when it stops listing them. */
-		if (rt->parked.fd == -1 && rt->active == 0 && !dialled(rt) &&
+		if (rt->parked.io.fd == -1 && rt->active == 0 && !dialled(rt) &&
 		    (rt->gone || now - rt->last_used >
 		    (uint64_t)settings.backend_wait_ms))
 			runtime_free(rt);
@@ -316,7 +324,7 @@ runtime_pick(struct route *r, int tool_side, const uint8_t *bound)
 		return (NULL);
 	if (rt != NULL && rt->side != tool_side && !rt->gone &&
 	    runtime_reachable(rt, tool_side)) {
-		if (rt->parked.fd != -1 && !errand_busy(rt))
+		if (rt->parked.io.fd != -1 && !errand_busy(rt))
 			return (rt);
 		/*
 		 * A runtime reconnects as soon as its command is done.  Wait
@@ -335,7 +343,7 @@ runtime_pick(struct route *r, int tool_side, const uint8_t *bound)
 	if (bound != NULL)
 		return (NULL);
 	TAILQ_FOREACH(rt, &r->runtimes, entry) {
-		if (rt->side == tool_side || rt->parked.fd == -1 ||
+		if (rt->side == tool_side || rt->parked.io.fd == -1 ||
 		    rt->gone || errand_busy(rt) ||
 		    !runtime_reachable(rt, tool_side))
 			continue;
@@ -403,7 +411,7 @@ runtime_release(struct session *s)
 	s->runtime = NULL;
 	rt->active--;
 	rt->last_used = now_ms();
-	if (rt->gone && rt->active == 0 && rt->parked.fd == -1)
+	if (rt->gone && rt->active == 0 && rt->parked.io.fd == -1)
 		runtime_free(rt);
 }
 
@@ -417,7 +425,7 @@ runtime_lost(struct session *s)
 {
 	struct runtime	*rt = s->runtime;
 
-	if (rt->parked.fd == -1) {
+	if (rt->parked.io.fd == -1) {
 		rt->gone = 1;
 		if (rt->route->current == rt)
 			rt->route->current = NULL;
@@ -429,8 +437,8 @@ runtime_lost(struct session *s)
  * A parked connection became readable.  A runtime sends nothing on it
  * before a command: this is its end, or a protocol error.
  */
-void
-runtime_parked_event(struct conn *c)
+static void
+runtime_parked_event(struct conn *c, short what)
 {
 	struct runtime	*rt = c->parked_in;
 	char		 buf[64], name[96];
@@ -668,7 +676,8 @@ dialled_new(struct route *r, int side, uint8_t found,
 	}
 	if ((rt = calloc(1, sizeof(*rt))) == NULL ||
 	    (rt->info = malloc(sizeof(*rt->info))) == NULL ||
-	    conn_init(&rt->parked, NULL, side, &r->endpoint[side]) == -1) {
+	    conn_init(&rt->parked, &parked_conn_owner, side,
+	    &r->endpoint[side]) == -1) {
 		if (rt != NULL)
 			free(rt->info);
 		free(rt);

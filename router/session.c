@@ -36,16 +36,24 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/ipc.h"
+#include "common/log.h"
+#include "common/util.h"
 #include "router/engine.h"
 #include "router/ext.h"
-#include "router/ipc.h"
-#include "router/log.h"
 #include "router/metrics.h"
 #include "router/settings.h"
-#include "router/util.h"
 #include "transports/transport.h"
 
 struct session_list	 sessions = TAILQ_HEAD_INITIALIZER(sessions);
+static int	 session_conn_ready(struct conn *);
+static int	 session_conn_failed(struct conn *, const char *);
+
+/* What a session's conns tell it: their dial, handshake, readiness. */
+const struct conn_owner session_conn_owner = {
+	session_conn_ready, session_conn_failed, pump_event
+};
+
 static uint64_t		 next_id = 1;
 
 #define ST(s)		(1U << (s))
@@ -142,15 +150,16 @@ session_new(struct route *r)
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return (NULL);
-	if (conn_init(&s->conn[SIDE_LOCAL], s, SIDE_LOCAL,
+	if (conn_init(&s->conn[SIDE_LOCAL], &session_conn_owner, SIDE_LOCAL,
 	    &r->endpoint[SIDE_LOCAL]) == -1 ||
-	    conn_init(&s->conn[SIDE_REMOTE], s, SIDE_REMOTE,
+	    conn_init(&s->conn[SIDE_REMOTE], &session_conn_owner, SIDE_REMOTE,
 	    &r->endpoint[SIDE_REMOTE]) == -1) {
 		conn_free(&s->conn[SIDE_LOCAL]);
 		conn_free(&s->conn[SIDE_REMOTE]);
 		free(s);
 		return (NULL);
 	}
+	s->conn[SIDE_LOCAL].session = s->conn[SIDE_REMOTE].session = s;
 	s->id = next_id++;
 	s->route = r;
 	s->tool_side = -1;
@@ -184,8 +193,8 @@ session_accepted(struct route *r, int side, int fd, struct sockaddr *sa,
 		memcpy(s->bound_cookie, cookie, IPC_COOKIE_LEN);
 	}
 	if ((sa->sa_family == AF_INET || sa->sa_family == AF_INET6) &&
-	    (size_t)salen <= sizeof(c->addr))
-		memcpy(&c->addr, sa, salen);
+	    (size_t)salen <= sizeof(c->io.addr))
+		memcpy(&c->io.addr, sa, salen);
 	session_set_state(s, S_CLASSIFY);
 	if (log_enabled(LL_DEBUG)) {
 		conn_peer_name(c, peer, sizeof(peer));
@@ -827,7 +836,7 @@ session_eof(struct conn *c)
 }
 
 /* The dial (or probe) on conn c succeeded, or an accepted conn is ready. */
-int
+static int
 session_conn_ready(struct conn *c)
 {
 	struct session	*s = c->session;
@@ -866,13 +875,13 @@ session_conn_ready(struct conn *c)
 		if (s->route->tool_missing) {
 			s->route->tool_missing = 0;
 			log_info("%s: a tool is listening again",
-			    c->endpoint->name);
+			    c->io.endpoint->name);
 		}
 		/* We dialled a listening tool: our advertise goes first. */
 		session_set_state(s, S_AWAIT_COMMAND);
 		arm_until(s, s->offer_deadline);
 		log_debug("session %" PRIu64 ": %s has the advertise; its "
-		    "command is awaited", s->id, c->endpoint->name);
+		    "command is awaited", s->id, c->io.endpoint->name);
 		c->reading = c->writing = 1;
 		return (pump_write(c));
 	default:
@@ -910,7 +919,7 @@ absent_runtime(int error)
  * would from a direct connection that fails, unless --wait-for-runtime
  * says to wait for the runtime to come (within --connect-timeout).
  */
-int
+static int
 session_conn_failed(struct conn *c, const char *what)
 {
 	struct session	*s = c->session;
@@ -921,20 +930,21 @@ session_conn_failed(struct conn *c, const char *what)
 
 	if (s->state == S_DIAL && c->side != s->tool_side &&
 	    strcmp(what, "connect") == 0 && !settings.wait_for_runtime &&
-	    (hresult = absent_runtime(c->error)) != 0) {
+	    (hresult = absent_runtime(c->io.error)) != 0) {
 		keep_reason(s, "connect to %s failed: %s; the tool got error "
-		    "0x%08" PRIx32, c->endpoint->name, conn_error(c), hresult);
+		    "0x%08" PRIx32, c->io.endpoint->name, conn_error(c),
+		    hresult);
 		s->asked = s->awaiting_answer = 0;
 		return (deny(s, hresult, end_reason(s)));
 	}
 	if ((s->state == S_DIAL || s->state == S_PROBE) &&
-	    strcmp(what, "connect") == 0 && retryable(c->error) &&
+	    strcmp(what, "connect") == 0 && retryable(c->io.error) &&
 	    now < s->dial_deadline) {
 		if (c->side == s->tool_side && conn_is_open(runtime_conn(s)) &&
 		    !s->route->tool_missing) {
 			s->route->tool_missing = 1;
 			log_info("%s: no tool is listening (%s); the runtime's "
-			    "connection waits for one", c->endpoint->name,
+			    "connection waits for one", c->io.endpoint->name,
 			    conn_error(c));
 		}
 		conn_close(c);
@@ -945,7 +955,7 @@ session_conn_failed(struct conn *c, const char *what)
 			delay = (int)(s->dial_deadline - now);
 		s->dial_attempts++;
 		log_debug("session %" PRIu64 ": connect to %s: %s; again in "
-		    "%d ms", s->id, c->endpoint->name, conn_error(c), delay);
+		    "%d ms", s->id, c->io.endpoint->name, conn_error(c), delay);
 		arm_timer(s, delay);
 		return (0);
 	}
@@ -953,7 +963,7 @@ session_conn_failed(struct conn *c, const char *what)
 		snprintf(reason, sizeof(reason), "%s", conn_error(c));
 	else
 		snprintf(reason, sizeof(reason), "%s to %s failed: %s", what,
-		    c->endpoint->name, conn_error(c));
+		    c->io.endpoint->name, conn_error(c));
 	session_close(s, reason);
 	return (-1);
 }
@@ -1020,13 +1030,13 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 		snprintf(reason, sizeof(reason), "never started");
 		break;
 	case S_CLASSIFY:
-		c = s->conn[SIDE_LOCAL].fd != -1 ? &s->conn[SIDE_LOCAL] :
+		c = s->conn[SIDE_LOCAL].io.fd != -1 ? &s->conn[SIDE_LOCAL] :
 		    &s->conn[SIDE_REMOTE];
-		if (c->handshaking && c->transport->tls)
+		if (c->handshaking && c->io.transport->tls)
 			metrics.tls_failures++;
 		if (c->handshaking)
 			snprintf(reason, sizeof(reason), "%s handshake not "
-			    "complete within %.1fs", c->transport->name,
+			    "complete within %.1fs", c->io.transport->name,
 			    settings.tls_handshake_timeout_ms / 1000.0);
 		else if (!s->spoke)
 			snprintf(reason, sizeof(reason), "sent nothing within "
@@ -1045,32 +1055,32 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 		 * for: libevent's clock is not now_ms(), and asking it again
 		 * can find a millisecond left.
 		 */
-		if (c->fd == -1 && !s->timer_at_deadline) {
+		if (c->io.fd == -1 && !s->timer_at_deadline) {
 			/* The back-off after a refused connect is over. */
 			(void)dial_attempt(s, c);
 			return;
 		}
 		if (c->connecting && !s->timer_at_deadline) {
 			/* This attempt hangs; there is time for another. */
-			c->error = ETIMEDOUT;
+			c->io.error = ETIMEDOUT;
 			(void)session_conn_failed(c, "connect");
 			return;
 		}
-		if (c->handshaking && c->transport->tls)
+		if (c->handshaking && c->io.transport->tls)
 			metrics.tls_failures++;
 		if (c->handshaking)
 			snprintf(reason, sizeof(reason), "handshake with %s "
-			    "timed out", c->endpoint->name);
-		else if (c->fd != -1 && !c->connecting)
+			    "timed out", c->io.endpoint->name);
+		else if (c->io.fd != -1 && !c->connecting)
 			snprintf(reason, sizeof(reason), "runtime did not "
 			    "answer ProcessInfo within %.1fs",
 			    settings.connect_timeout_ms / 1000.0);
 		else
 			snprintf(reason, sizeof(reason), "connect to %s timed "
-			    "out after %.1fs%s%s", c->endpoint->name,
+			    "out after %.1fs%s%s", c->io.endpoint->name,
 			    settings.connect_timeout_ms / 1000.0,
-			    c->error ? ": " : "",
-			    c->error ? conn_error(c) : "");
+			    c->io.error ? ": " : "",
+			    c->io.error ? conn_error(c) : "");
 		break;
 	case S_WAIT_RUNTIME:
 		snprintf(reason, sizeof(reason), "no runtime connection "
@@ -1174,7 +1184,7 @@ end_line(struct session *s, const char *reason)
 		conn_peer_name(rt, rt_name, sizeof(rt_name));
 	} else {
 		/* Not classified: name whoever connected. */
-		c = s->conn[SIDE_LOCAL].fd != -1 ? &s->conn[SIDE_LOCAL] :
+		c = s->conn[SIDE_LOCAL].io.fd != -1 ? &s->conn[SIDE_LOCAL] :
 		    &s->conn[SIDE_REMOTE];
 		conn_peer_name(c, peer, sizeof(peer));
 	}
@@ -1189,8 +1199,8 @@ end_line(struct session *s, const char *reason)
 	log_str(&r, "tool", tool != NULL ? tool_name : NULL, 0);
 	log_str(&r, "runtime", rt != NULL ? rt_name : NULL, 0);
 	if (tool != NULL) {
-		log_str(&r, "tool_endpoint", tool->endpoint->name, LF_JSON);
-		log_str(&r, "runtime_endpoint", rt->endpoint->name, LF_JSON);
+		log_str(&r, "tool_endpoint", tool->io.endpoint->name, LF_JSON);
+		log_str(&r, "runtime_endpoint", rt->io.endpoint->name, LF_JSON);
 	}
 	if (s->have_advertise) {
 		log_u64(&r, "runtime_pid", s->advertise.pid, 0);

@@ -16,9 +16,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "router/log.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "platform/platform.h"
 #include "router/settings.h"
-#include "router/util.h"
 
 #define S(f)	offsetof(struct settings, f)
 

@@ -36,11 +36,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/ipc.h"
+#include "common/log.h"
 #include "platform/platform.h"
-#include "router/endpoint.h"
-#include "router/engine.h"
-#include "router/ipc.h"
-#include "router/log.h"
 #include "transports/socket.h"
 #include "transports/transport.h"
 
@@ -68,7 +66,7 @@ static int	 dir_listen_name(struct endpoint *, const char *, char *,
 static int	 dir_dial(struct endpoint *, int *);
 static int	 dir_find(struct endpoint *, struct found_list *);
 static int	 dir_watch(struct endpoint *);
-static int	 dir_setup(struct conn *, int);
+static int	 dir_setup(struct stream *, int);
 
 static const char *const dir_prefixes[] = { "dir:", NULL };
 
@@ -321,7 +319,7 @@ dir_dial(struct endpoint *ep, int *pending)
  * that name gives.
  */
 static int
-dir_setup(struct conn *c, int accepted)
+dir_setup(struct stream *c, int accepted)
 {
 	struct default_name	 dn;
 	char			 name[SUN_PATH_LEN];

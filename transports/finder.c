@@ -24,9 +24,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "router/endpoint.h"
-#include "router/log.h"
+#include "common/log.h"
 #include "transports/socket.h"
+#include "transports/transport.h"
 
 /* Lines a scan may write about files passed over; the rest are counted. */
 #define SAY_PER_SCAN	8

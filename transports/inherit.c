@@ -28,10 +28,9 @@
 
 #include <event2/util.h>
 
+#include "common/log.h"
+#include "common/util.h"
 #include "platform/platform.h"
-#include "router/endpoint.h"
-#include "router/log.h"
-#include "router/util.h"
 #include "transports/socket.h"
 #include "transports/transport.h"
 

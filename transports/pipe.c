@@ -45,9 +45,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "router/endpoint.h"
-#include "router/engine.h"
-#include "router/log.h"
+#include "common/log.h"
 #include "transports/socket.h"
 #include "transports/transport.h"
 
@@ -86,7 +84,7 @@ struct pipe {
 	HANDLE			 h;
 	struct pipe_op		 rop, wop, cop;
 	struct pipe_server	*server;	/* waiting or ready, not handed */
-	struct conn		*conn;		/* armed for it, or NULL */
+	struct stream		*conn;		/* armed for it, or NULL */
 	int			 want_read, want_write;
 	int			 eof;
 	int			 error;		/* an errno */
@@ -128,16 +126,16 @@ static int	 pipe_accept_start(struct endpoint *, void (*)(int, void *),
 		    void *, char *, size_t);
 static void	 pipe_unlisten(struct endpoint *);
 static int	 pipe_dial(struct endpoint *, int *);
-static void	 pipe_arm(struct conn *, int, int);
+static void	 pipe_arm(struct stream *, int, int);
 static void	 pipe_close(int);
-static int	 pipe_setup(struct conn *, int);
-static ssize_t	 pipe_read(struct conn *, void *, size_t);
-static ssize_t	 pipe_write(struct conn *, const void *, size_t);
-static ssize_t	 pipe_write_buffer(struct conn *, struct evbuffer *);
-static size_t	 pipe_pending(struct conn *);
-static long	 pipe_unsent(struct conn *);
-static int	 pipe_shutdown(struct conn *);
-static void	 pipe_teardown(struct conn *);
+static int	 pipe_setup(struct stream *, int);
+static ssize_t	 pipe_read(struct stream *, void *, size_t);
+static ssize_t	 pipe_write(struct stream *, const void *, size_t);
+static ssize_t	 pipe_write_buffer(struct stream *, struct evbuffer *);
+static size_t	 pipe_pending(struct stream *);
+static long	 pipe_unsent(struct stream *);
+static int	 pipe_shutdown(struct stream *);
+static void	 pipe_teardown(struct stream *);
 
 static const char *const pipe_prefixes[] = { "pipe:", "namedpipe:", NULL };
 
@@ -389,12 +387,12 @@ pipe_wake(struct pipe *p)
 	if (p->conn == NULL || p->closing)
 		return;
 	if (p->want_read && (p->in_len > 0 || p->eof || p->error))
-		event_active(&p->conn->rev, EV_READ, 0);
+		event_active(p->conn->rev, EV_READ, 0);
 	/* A shutdown waits for the last write, not for room. */
 	if (p->want_write && (p->error || (p->shut_wait ?
 	    !p->wop.busy && p->wnext_len == 0 :
 	    p->wnext_len < sizeof(p->wnext))))
-		event_active(&p->conn->wev, EV_WRITE, 0);
+		event_active(p->conn->wev, EV_WRITE, 0);
 }
 
 /* Start the completion port and its thread, once. */
@@ -852,7 +850,8 @@ pipe_accept_start(struct endpoint *ep, void (*accepted)(int, void *),
 	s->accepted = accepted;
 	s->arg = arg;
 	TAILQ_INIT(&s->ready);
-	event_assign(&s->ev, base, -1, EV_PERSIST, server_event, s);
+	event_assign(&s->ev, transport_env.base, -1, EV_PERSIST, server_event,
+	    s);
 	pe->server = s;
 	if (server_security(s, err, len) == -1)
 		goto fail;
@@ -931,7 +930,7 @@ pipe_dial(struct endpoint *ep, int *pending)
 
 /* What the conn waits for; wake it at once for what is there already. */
 static void
-pipe_arm(struct conn *c, int want_read, int want_write)
+pipe_arm(struct stream *c, int want_read, int want_write)
 {
 	struct pipe	*p = c->tstate;
 
@@ -965,7 +964,7 @@ pipe_close(int fd)
 
 /* The peer's process id, for the log and the ACL: a local peer. */
 static int
-pipe_setup(struct conn *c, int accepted)
+pipe_setup(struct stream *c, int accepted)
 {
 	struct pipe	*p;
 	ULONG		 pid = 0;
@@ -991,7 +990,7 @@ pipe_setup(struct conn *c, int accepted)
 }
 
 static ssize_t
-pipe_read(struct conn *c, void *buf, size_t len)
+pipe_read(struct stream *c, void *buf, size_t len)
 {
 	struct pipe	*p = c->tstate;
 	ssize_t		 n;
@@ -1017,7 +1016,7 @@ pipe_read(struct conn *c, void *buf, size_t len)
 }
 
 static ssize_t
-pipe_write(struct conn *c, const void *buf, size_t len)
+pipe_write(struct stream *c, const void *buf, size_t len)
 {
 	struct pipe	*p = c->tstate;
 	size_t		 n;
@@ -1043,7 +1042,7 @@ pipe_write(struct conn *c, const void *buf, size_t len)
 }
 
 static ssize_t
-pipe_write_buffer(struct conn *c, struct evbuffer *buf)
+pipe_write_buffer(struct stream *c, struct evbuffer *buf)
 {
 	ssize_t		 n, total = 0;
 	size_t		 chunk;
@@ -1062,7 +1061,7 @@ pipe_write_buffer(struct conn *c, struct evbuffer *buf)
 }
 
 static size_t
-pipe_pending(struct conn *c)
+pipe_pending(struct stream *c)
 {
 	struct pipe	*p = c->tstate;
 	size_t		 n;
@@ -1074,7 +1073,7 @@ pipe_pending(struct conn *c)
 }
 
 static long
-pipe_unsent(struct conn *c)
+pipe_unsent(struct stream *c)
 {
 	struct pipe	*p = c->tstate;
 	long		 n;
@@ -1090,7 +1089,7 @@ pipe_unsent(struct conn *c)
  * the peer sees the end.
  */
 static int
-pipe_shutdown(struct conn *c)
+pipe_shutdown(struct stream *c)
 {
 	struct pipe	*p = c->tstate;
 	int		 rv = 0;
@@ -1111,7 +1110,7 @@ pipe_shutdown(struct conn *c)
 
 /* The conn is done with its pipe: close it when nothing is posted. */
 static void
-pipe_teardown(struct conn *c)
+pipe_teardown(struct stream *c)
 {
 	struct pipe	*p = c->tstate;
 

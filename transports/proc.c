@@ -32,10 +32,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "platform/platform.h"
-#include "router/endpoint.h"
-#include "router/engine.h"
-#include "router/log.h"
 #include "transports/socket.h"
 #include "transports/transport.h"
 
@@ -64,7 +62,7 @@ static int	 proc_runtime_port(const struct endpoint *);
 static int	 proc_listen(struct endpoint *, char *, size_t);
 static int	 proc_dial(struct endpoint *, int *);
 static int	 proc_find(struct endpoint *, struct found_list *);
-static int	 proc_setup(struct conn *, int);
+static int	 proc_setup(struct stream *, int);
 
 static const char *const proc_prefixes[] = { "proc:", NULL };
 
@@ -308,7 +306,7 @@ proc_dial(struct endpoint *ep, int *pending)
  * own pid and start time, is the name it bound.
  */
 static int
-proc_setup(struct conn *c, int accepted)
+proc_setup(struct stream *c, int accepted)
 {
 	struct peer_cred	 cred;
 	struct proc_info	 pi;

@@ -16,12 +16,11 @@
 #include <event2/buffer.h>
 
 #include "platform/platform.h"
-#include "router/engine.h"
 #include "transports/socket.h"
 #include "transports/transport.h"
 
 static ssize_t
-io_failed(struct conn *c, int want)
+io_failed(struct stream *c, int want)
 {
 	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 		return (want);
@@ -30,7 +29,7 @@ io_failed(struct conn *c, int want)
 }
 
 ssize_t
-socket_read(struct conn *c, void *buf, size_t len)
+socket_read(struct stream *c, void *buf, size_t len)
 {
 	ssize_t	 n;
 
@@ -40,7 +39,7 @@ socket_read(struct conn *c, void *buf, size_t len)
 }
 
 ssize_t
-socket_write(struct conn *c, const void *buf, size_t len)
+socket_write(struct stream *c, const void *buf, size_t len)
 {
 	ssize_t	 n;
 
@@ -51,7 +50,7 @@ socket_write(struct conn *c, const void *buf, size_t len)
 
 /* Write as much of the buffer as the socket takes, with one writev. */
 ssize_t
-socket_write_buffer(struct conn *c, struct evbuffer *buf)
+socket_write_buffer(struct stream *c, struct evbuffer *buf)
 {
 	int	 n;
 
@@ -62,7 +61,7 @@ socket_write_buffer(struct conn *c, struct evbuffer *buf)
 
 /* Send FIN; a peer that already went away is not an error here. */
 int
-socket_shutdown(struct conn *c)
+socket_shutdown(struct stream *c)
 {
 	if (shutdown(c->fd, SHUT_WR) == -1 && errno != ENOTCONN) {
 		c->error = errno;
@@ -72,19 +71,19 @@ socket_shutdown(struct conn *c)
 }
 
 long
-socket_unsent(struct conn *c)
+socket_unsent(struct stream *c)
 {
 	return (platform_unsent(c->fd));
 }
 
 int
-socket_handshake(struct conn *c)
+socket_handshake(struct stream *c)
 {
 	return (0);
 }
 
 void
-socket_teardown(struct conn *c)
+socket_teardown(struct stream *c)
 {
 }
 

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct conn;
+struct stream;
 struct endpoint;
 struct evbuffer;
 
@@ -35,9 +35,9 @@ struct default_name;
 struct peer_cred;
 int		 uds_dial_path(const char *, int *);
 int		 uds_dial_found(struct endpoint *, const char *, int *);
-int		 uds_peer_cred(struct conn *, struct peer_cred *);
-int		 uds_peer_bound_name(struct conn *, char *, size_t);
-int		 uds_conn_setup(struct conn *, int, const char *);
+int		 uds_peer_cred(struct stream *, struct peer_cred *);
+int		 uds_peer_bound_name(struct stream *, char *, size_t);
+int		 uds_conn_setup(struct stream *, int, const char *);
 const char	*uds_named_listener_refusal(const char *,
 		    const struct peer_cred *, const struct default_name *);
 
@@ -77,13 +77,13 @@ int		 finder_dial(const struct endpoint *, struct finder *,
 		    int, const char *), int *);
 
 /* socket.c */
-ssize_t		 socket_read(struct conn *, void *, size_t);
-ssize_t		 socket_write(struct conn *, const void *, size_t);
-ssize_t		 socket_write_buffer(struct conn *, struct evbuffer *);
-int		 socket_shutdown(struct conn *);
-long		 socket_unsent(struct conn *);
-int		 socket_handshake(struct conn *);
-void		 socket_teardown(struct conn *);
+ssize_t		 socket_read(struct stream *, void *, size_t);
+ssize_t		 socket_write(struct stream *, const void *, size_t);
+ssize_t		 socket_write_buffer(struct stream *, struct evbuffer *);
+int		 socket_shutdown(struct stream *);
+long		 socket_unsent(struct stream *);
+int		 socket_handshake(struct stream *);
+void		 socket_teardown(struct stream *);
 
 /*
  * tcp.c: what tcp keeps of an endpoint, behind ep->t; a tls endpoint's
@@ -109,6 +109,6 @@ int		 tcp_resolve(struct endpoint *, char *, size_t);
 int		 tcp_loopback(const struct endpoint *);
 int		 tcp_listen(struct endpoint *, char *, size_t);
 int		 tcp_dial(struct endpoint *, int *);
-int		 tcp_setup(struct conn *, int);
+int		 tcp_setup(struct stream *, int);
 
 #endif /* SOCKET_H */

@@ -25,10 +25,8 @@
 
 #include <event2/util.h>
 
-#include "router/endpoint.h"
-#include "router/engine.h"
-#include "router/log.h"
-#include "router/util.h"
+#include "common/log.h"
+#include "common/util.h"
 #include "transports/socket.h"
 #include "transports/transport.h"
 
@@ -428,7 +426,7 @@ tcp_dial(struct endpoint *ep, int *pending)
  * accepted peer's from accept.
  */
 int
-tcp_setup(struct conn *c, int accepted)
+tcp_setup(struct stream *c, int accepted)
 {
 	const struct tcp_endpoint	*t = TCP(c->endpoint);
 

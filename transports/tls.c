@@ -23,11 +23,8 @@
 
 #include <event2/buffer.h>
 
-#include "router/acl.h"
-#include "router/endpoint.h"
-#include "router/engine.h"
-#include "router/identity.h"
-#include "router/log.h"
+#include "common/identity.h"
+#include "common/log.h"
 #include "transports/socket.h"
 #include "transports/tls.h"
 #include "transports/transport.h"
@@ -59,6 +56,7 @@ static const struct endpoint_option tls_options[] = {
 static int	 tls_parse(struct endpoint *, const char *, char *, size_t);
 static int	 tls_check(const struct endpoint *, char *, size_t);
 static void	 tls_clear(struct endpoint *);
+static int	 tls_verifies_peers(const struct endpoint *);
 static enum exposure tls_exposure(const struct endpoint *);
 static int	 tls_prepare(struct endpoint *, char *, size_t);
 static void	 tls_release(struct endpoint *);
@@ -66,11 +64,11 @@ static void	*tls_reload(struct endpoint *, char *, size_t);
 static void	 tls_reload_commit(struct endpoint *, void *);
 static void	 tls_describe(const struct endpoint *, char *, size_t);
 static void	 tls_howto(const struct endpoint *);
-static ssize_t	 tls_read(struct conn *, void *, size_t);
-static ssize_t	 tls_write(struct conn *, const void *, size_t);
-static ssize_t	 tls_write_buffer(struct conn *, struct evbuffer *);
-static size_t	 tls_pending(struct conn *);
-static void	 tls_conn_teardown(struct conn *);
+static ssize_t	 tls_read(struct stream *, void *, size_t);
+static ssize_t	 tls_write(struct stream *, const void *, size_t);
+static ssize_t	 tls_write_buffer(struct stream *, struct evbuffer *);
+static size_t	 tls_pending(struct stream *);
+static void	 tls_conn_teardown(struct stream *);
 
 static const char *const tls_prefixes[] = { "tls:", NULL };
 
@@ -89,6 +87,7 @@ const struct transport transport_tls = {
 	.auto_role = tcp_auto_role,
 	.resolve = tcp_resolve,
 	.exposure = tls_exposure,
+	.verifies_peers = tls_verifies_peers,
 	.prepare = tls_prepare,
 	.release = tls_release,
 	.reload = tls_reload,
@@ -184,11 +183,9 @@ static int
 tls_check(const struct endpoint *ep, char *err, size_t len)
 {
 	const struct tls_endpoint	*t = TLS(ep);
-	int				 nallow;
 
 	if (tcp_check(ep, err, len) == -1)
 		return (-1);
-	(void)acl_allow_list(ep->policy, &nallow);
 	if ((t->cert == NULL) != (t->key == NULL)) {
 		snprintf(err, len, "give cert= and key= together");
 		return (-1);
@@ -198,11 +195,6 @@ tls_check(const struct endpoint *ep, char *err, size_t len)
 			snprintf(err, len, "verify=optional is for listeners; "
 			    "a connect endpoint verifies the server or, with "
 			    "verify=none, does not");
-			return (-1);
-		}
-		if (nallow > 0) {
-			snprintf(err, len, "allow-cn=, allow-san= and "
-			    "allow-fp= are for listeners");
 			return (-1);
 		}
 		return (0);
@@ -215,11 +207,6 @@ tls_check(const struct endpoint *ep, char *err, size_t len)
 		snprintf(err, len, "a TLS listener needs cert= and key=");
 		return (-1);
 	}
-	if (t->verify == VERIFY_NONE && nallow > 0) {
-		snprintf(err, len, "an allow-list needs client certificates; "
-		    "it cannot go with verify=none");
-		return (-1);
-	}
 	if (t->ca == NULL && t->verify != VERIFY_NONE) {
 		snprintf(err, len, "a TLS listener verifies client "
 		    "certificates against ca=FILE; give ca=, or verify=none "
@@ -227,6 +214,13 @@ tls_check(const struct endpoint *ep, char *err, size_t len)
 		return (-1);
 	}
 	return (0);
+}
+
+/* Whether a listener asks its peers for certificates it verifies. */
+static int
+tls_verifies_peers(const struct endpoint *ep)
+{
+	return (TLS(ep)->verify != VERIFY_NONE);
 }
 
 /* verify=none beyond loopback: anyone who reaches it is admitted. */
@@ -277,7 +271,7 @@ tls_dial_name(const struct endpoint *ep)
  * IO_ERROR if out of memory.
  */
 int
-tls_attach_identity(struct conn *c, struct identity_draft *draft)
+tls_attach_identity(struct stream *c, struct identity_draft *draft)
 {
 	struct identity	*id;
 
@@ -296,7 +290,7 @@ tls_attach_identity(struct conn *c, struct identity_draft *draft)
  * the next call.
  */
 static ssize_t
-tls_read(struct conn *c, void *buf, size_t len)
+tls_read(struct stream *c, void *buf, size_t len)
 {
 	struct tls_shared	*t = c->tstate;
 	size_t			 done = 0;
@@ -323,7 +317,7 @@ tls_read(struct conn *c, void *buf, size_t len)
 
 /* Input, or its end, that the socket will not signal again. */
 static size_t
-tls_pending(struct conn *c)
+tls_pending(struct stream *c)
 {
 	struct tls_shared	*t = c->tstate;
 
@@ -352,7 +346,7 @@ tls_send(struct tls_shared *t, const void *buf, size_t len)
  * IO_WANT_WRITE or IO_ERROR.
  */
 static ssize_t
-send_sealed(struct conn *c)
+send_sealed(struct stream *c)
 {
 	struct tls_shared	*t = c->tstate;
 	ssize_t			 n;
@@ -392,7 +386,7 @@ record_at(struct evbuffer *buf, size_t off, size_t len, uint8_t *tmp)
  * when a later batch waits; an error loses them only when none were sent.
  */
 static ssize_t
-write_records(struct conn *c, const uint8_t *flat, struct evbuffer *buf,
+write_records(struct stream *c, const uint8_t *flat, struct evbuffer *buf,
     size_t len)
 {
 	static uint8_t		 tmp[RECORD_MAX];
@@ -438,13 +432,13 @@ write_records(struct conn *c, const uint8_t *flat, struct evbuffer *buf,
 }
 
 static ssize_t
-tls_write(struct conn *c, const void *buf, size_t len)
+tls_write(struct stream *c, const void *buf, size_t len)
 {
 	return (write_records(c, buf, NULL, len));
 }
 
 static ssize_t
-tls_write_buffer(struct conn *c, struct evbuffer *buf)
+tls_write_buffer(struct stream *c, struct evbuffer *buf)
 {
 	ssize_t	 n;
 
@@ -455,7 +449,7 @@ tls_write_buffer(struct conn *c, struct evbuffer *buf)
 }
 
 static void
-tls_conn_teardown(struct conn *c)
+tls_conn_teardown(struct stream *c)
 {
 	struct tls_shared	*t = c->tstate;
 

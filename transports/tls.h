@@ -18,7 +18,7 @@
 
 #include "transports/socket.h"
 
-struct conn;
+struct stream;
 struct endpoint;
 struct evbuffer;
 struct identity;
@@ -60,7 +60,7 @@ struct tls_shared {
 
 /* tls.c */
 ssize_t		 tls_send(struct tls_shared *, const void *, size_t);
-int		 tls_attach_identity(struct conn *, struct identity_draft *);
+int		 tls_attach_identity(struct stream *, struct identity_draft *);
 const char	*tls_dial_name(const struct endpoint *);
 
 /*
@@ -76,14 +76,14 @@ const char	*tls_dial_name(const struct endpoint *);
 void		*tls_context_new(struct endpoint *, char *, size_t);
 void		 tls_context_free(void *);
 const char	*tls_library(void);
-int		 tls_setup(struct conn *, int);
-int		 tls_handshake(struct conn *);
-ssize_t		 tls_read_some(struct conn *, void *, size_t);
-int		 tls_buffered(struct conn *);
-ssize_t		 tls_write_record(struct conn *, const void *, size_t);
-void		 tls_write_end(struct conn *);
-int		 tls_shutdown(struct conn *);
-void		 tls_teardown(struct conn *);
+int		 tls_setup(struct stream *, int);
+int		 tls_handshake(struct stream *);
+ssize_t		 tls_read_some(struct stream *, void *, size_t);
+int		 tls_buffered(struct stream *);
+ssize_t		 tls_write_record(struct stream *, const void *, size_t);
+void		 tls_write_end(struct stream *);
+int		 tls_shutdown(struct stream *);
+void		 tls_teardown(struct stream *);
 
 /* tls_openssl.c: the identity of a certificate (struct x509_st is X509). */
 struct x509_st;

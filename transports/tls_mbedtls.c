@@ -37,9 +37,7 @@
 #include <mbedtls/version.h>
 #include <mbedtls/x509_crt.h>
 
-#include "router/endpoint.h"
-#include "router/engine.h"
-#include "router/identity.h"
+#include "common/identity.h"
 #include "transports/socket.h"
 #include "transports/tls.h"
 #include "transports/transport.h"
@@ -306,7 +304,7 @@ dial_name(const struct endpoint *ep, uint8_t ip[16], size_t *iplen)
 
 /* Create the mbed TLS context of a connected socket. */
 int
-tls_setup(struct conn *c, int accepted)
+tls_setup(struct stream *c, int accepted)
 {
 	struct tls_context	*ctx = TLS(c->endpoint)->ctx;
 	struct tls_conn		*t;
@@ -435,7 +433,7 @@ verify_text(uint32_t flags)
 }
 
 static int
-verify_failed(struct conn *c, uint32_t flags)
+verify_failed(struct stream *c, uint32_t flags)
 {
 	snprintf(why, sizeof(why), "TLS handshake failed: %s certificate "
 	    "verify failed: %s", c->endpoint->role == ROLE_LISTEN ? "client" :
@@ -453,7 +451,7 @@ verify_failed(struct conn *c, uint32_t flags)
  * unless it was built without MBEDTLS_SSL_KEEP_PEER_CERTIFICATE.
  */
 static int
-handshake_done(struct conn *c, struct tls_conn *t)
+handshake_done(struct stream *c, struct tls_conn *t)
 {
 	const mbedtls_x509_crt	*crt = mbedtls_ssl_get_peer_cert(&t->ssl);
 	struct identity_draft	 draft;
@@ -488,7 +486,7 @@ handshake_done(struct conn *c, struct tls_conn *t)
 
 /* Describe why the handshake failed, in words a user can act on. */
 static int
-handshake_error(struct conn *c, struct tls_conn *t, int rv)
+handshake_error(struct stream *c, struct tls_conn *t, int rv)
 {
 	uint32_t	 flags = mbedtls_ssl_get_verify_result(&t->ssl);
 
@@ -528,7 +526,7 @@ handshake_error(struct conn *c, struct tls_conn *t, int rv)
 }
 
 int
-tls_handshake(struct conn *c)
+tls_handshake(struct stream *c)
 {
 	struct tls_conn	*t = c->tstate;
 	int		 rv;
@@ -546,7 +544,7 @@ tls_handshake(struct conn *c)
 
 /* Map a failed mbedtls_ssl_read or _write to a transport result. */
 static int
-io_result(struct conn *c, struct tls_conn *t, int rv)
+io_result(struct stream *c, struct tls_conn *t, int rv)
 {
 	switch (rv) {
 	case MBEDTLS_ERR_SSL_WANT_READ:
@@ -571,7 +569,7 @@ io_result(struct conn *c, struct tls_conn *t, int rv)
 
 /* Decrypt what one mbedtls_ssl_read gives. */
 ssize_t
-tls_read_some(struct conn *c, void *buf, size_t len)
+tls_read_some(struct stream *c, void *buf, size_t len)
 {
 	struct tls_conn	*t = c->tstate;
 	int		 n;
@@ -588,7 +586,7 @@ tls_read_some(struct conn *c, void *buf, size_t len)
  * those bytes at the head of what it passes.
  */
 ssize_t
-tls_write_record(struct conn *c, const void *buf, size_t len)
+tls_write_record(struct stream *c, const void *buf, size_t len)
 {
 	struct tls_conn	*t = c->tstate;
 	int		 n, rv;
@@ -609,14 +607,14 @@ tls_write_record(struct conn *c, const void *buf, size_t len)
 
 /* mbed TLS keeps its record buffers for the life of the connection. */
 void
-tls_write_end(struct conn *c)
+tls_write_end(struct stream *c)
 {
 	(void)c;
 }
 
 /* Input read and not yet taken. */
 int
-tls_buffered(struct conn *c)
+tls_buffered(struct stream *c)
 {
 	struct tls_conn	*t = c->tstate;
 
@@ -625,7 +623,7 @@ tls_buffered(struct conn *c)
 
 /* Send close_notify, then FIN; the peer may go on sending. */
 int
-tls_shutdown(struct conn *c)
+tls_shutdown(struct stream *c)
 {
 	struct tls_conn	*t = c->tstate;
 	int		 rv;
@@ -640,7 +638,7 @@ tls_shutdown(struct conn *c)
 
 /* Free the context without close_notify: an abrupt end must look like one. */
 void
-tls_teardown(struct conn *c)
+tls_teardown(struct stream *c)
 {
 	struct tls_conn	*t = c->tstate;
 

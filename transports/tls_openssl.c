@@ -30,9 +30,7 @@
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
 
-#include "router/endpoint.h"
-#include "router/engine.h"
-#include "router/identity.h"
+#include "common/identity.h"
 #include "transports/socket.h"
 #include "transports/tls.h"
 #include "transports/transport.h"
@@ -227,7 +225,7 @@ is_ip(const char *name)
  * or the IP address dialled against the server's certificate.
  */
 static int
-setup_client(struct conn *c, SSL *ssl)
+setup_client(struct stream *c, SSL *ssl)
 {
 	struct endpoint	*ep = c->endpoint;
 	const char	*name;
@@ -301,7 +299,7 @@ write_bio(struct tls_conn *t)
 
 /* Create the SSL object of a connected socket. */
 int
-tls_setup(struct conn *c, int accepted)
+tls_setup(struct stream *c, int accepted)
 {
 	struct tls_conn	*t;
 	BIO		*wbio;
@@ -426,7 +424,7 @@ tls_openssl_identity(X509 *x)
  * as the connection lives; there is no call to drop it.
  */
 static int
-handshake_done(struct conn *c, SSL *ssl)
+handshake_done(struct stream *c, SSL *ssl)
 {
 	struct identity_draft	 draft;
 	X509			*x;
@@ -447,7 +445,7 @@ handshake_done(struct conn *c, SSL *ssl)
 
 /* Describe why the handshake failed, in words a user can act on. */
 static void
-handshake_error(struct conn *c, SSL *ssl, int err)
+handshake_error(struct stream *c, SSL *ssl, int err)
 {
 	unsigned long	 e = ERR_peek_last_error();
 	long		 verify = SSL_get_verify_result(ssl);
@@ -469,7 +467,7 @@ handshake_error(struct conn *c, SSL *ssl, int err)
 }
 
 int
-tls_handshake(struct conn *c)
+tls_handshake(struct stream *c)
 {
 	struct tls_conn	*t = c->tstate;
 	int		 rv, err;
@@ -490,7 +488,7 @@ tls_handshake(struct conn *c)
 
 /* Map a failed SSL_read or SSL_write to a transport result. */
 static int
-io_result(struct conn *c, SSL *ssl, int rv, int reading)
+io_result(struct stream *c, SSL *ssl, int rv, int reading)
 {
 	unsigned long	 e;
 
@@ -539,7 +537,7 @@ release_buffers(struct tls_conn *t)
 
 /* Decrypt what one SSL_read gives; between records, give buffers back. */
 ssize_t
-tls_read_some(struct conn *c, void *buf, size_t len)
+tls_read_some(struct stream *c, void *buf, size_t len)
 {
 	struct tls_conn	*t = c->tstate;
 	int		 n, rv;
@@ -561,7 +559,7 @@ tls_read_some(struct conn *c, void *buf, size_t len)
  * head of what it passes.
  */
 ssize_t
-tls_write_record(struct conn *c, const void *buf, size_t len)
+tls_write_record(struct stream *c, const void *buf, size_t len)
 {
 	struct tls_conn	*t = c->tstate;
 	int		 n;
@@ -575,14 +573,14 @@ tls_write_record(struct conn *c, const void *buf, size_t len)
 
 /* All was written: give the record buffers back. */
 void
-tls_write_end(struct conn *c)
+tls_write_end(struct stream *c)
 {
 	release_buffers(c->tstate);
 }
 
 /* Input read ahead or decrypted and not yet taken. */
 int
-tls_buffered(struct conn *c)
+tls_buffered(struct stream *c)
 {
 	struct tls_conn	*t = c->tstate;
 
@@ -591,7 +589,7 @@ tls_buffered(struct conn *c)
 
 /* Send close_notify, then FIN; the peer may go on sending. */
 int
-tls_shutdown(struct conn *c)
+tls_shutdown(struct stream *c)
 {
 	struct tls_conn	*t = c->tstate;
 	int		 rv;
@@ -609,7 +607,7 @@ tls_shutdown(struct conn *c)
 
 /* Free the SSL without close_notify: an abrupt end must look like one. */
 void
-tls_teardown(struct conn *c)
+tls_teardown(struct stream *c)
 {
 	struct tls_conn	*t = c->tstate;
 

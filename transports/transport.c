@@ -9,12 +9,14 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/util.h>
 
-#include "router/endpoint.h"
 #include "transports/transport.h"
+
+struct transport_env	 transport_env = { NULL, 20000 };
 
 extern const struct transport	 transport_uds;
 extern const struct transport	 transport_dir;
@@ -149,4 +151,34 @@ transport_close(const struct transport *t, int fd)
 		t->close(fd);
 	else
 		evutil_closesocket(fd);
+}
+
+/*
+ * Keep a copy of a string option of a transport, replacing an earlier
+ * one: cert=FILE, owner=USER.  An empty value is refused.
+ */
+int
+endpoint_set_string(char **dst, const char *v, char *err, size_t len)
+{
+	if (*v == '\0') {
+		snprintf(err, len, "an option value is empty");
+		return (-1);
+	}
+	free(*dst);
+	if ((*dst = strdup(v)) == NULL) {
+		snprintf(err, len, "out of memory");
+		return (-1);
+	}
+	return (0);
+}
+
+/* Describe the last failure of a stream: the transport's words, or errno's. */
+const char *
+stream_error(const struct stream *st)
+{
+	if (st->why != NULL)
+		return (st->why);
+	if (st->error != 0)
+		return (strerror(st->error));
+	return ("failed");
 }

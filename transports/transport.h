@@ -18,17 +18,98 @@
 
 #include <stddef.h>
 
-struct conn;
-struct endpoint;
-struct endpoint_ids;
-struct endpoint_option;
+#include "common/util.h"
+
+struct acl_policy;
+struct event;
+struct event_base;
 struct evbuffer;
 struct found_list;
+struct identity;
 struct sockfile;
+struct transport;
+
+enum endpoint_role {
+	ROLE_AUTO,
+	ROLE_LISTEN,
+	ROLE_CONNECT
+};
+
+/*
+ * What a connect endpoint reaches: a runtime, a tool that listens, or
+ * another dsroute whose runtimes a mirror shows (docs/extension.md).
+ */
+enum endpoint_peer {
+	PEER_AUTO,
+	PEER_RUNTIME,
+	PEER_TOOL,
+	PEER_ROUTER
+};
+
+/*
+ * An endpoint (router/endpoint.c parses it): what every transport has,
+ * and what only its transport reads, behind t.  The last three are the
+ * engine's; a transport leaves them alone.
+ */
+struct endpoint {
+	const struct transport	*transport;
+	void			*t;		/* the transport's own */
+	enum endpoint_role	 role;		/* as given, then as decided */
+	const char		*why;		/* why this role */
+	enum endpoint_peer	 peer;		/* connect: what listens there */
+	const char		*peer_why;
+	char			 name[160];	/* printable, with the bound port */
+
+	char			*spec;		/* as the user wrote it */
+	char			*transport_spec; /* spec less its policy options */
+	struct acl_policy	*policy;	/* NULL: the defaults */
+};
+
+/* An option ,name[=value] of an endpoint, and what sets it. */
+struct endpoint_option {
+	const char	*name;
+	int		 takes_value;
+	int		 (*set)(struct endpoint *, const char *, char *, size_t);
+};
+
+/* The ids a local endpoint's socket file is given: owner= and group=. */
+struct endpoint_ids {
+	int		 have_uid;
+	uid_t		 uid;
+	int		 have_gid;
+	gid_t		 gid;
+};
+
+/*
+ * A connection as its transport sees it: the engine's conn holds one.  A
+ * transport fills in who the peer is (its address or credentials, and
+ * a verified identity), and why an operation failed; it never decides
+ * what the peer may do.
+ */
+struct stream {
+	int			 fd;
+	const struct transport	*transport;
+	struct endpoint		*endpoint;
+	void			*tstate;	/* the transport's own */
+
+	union sockaddr_inet	 addr;		/* a network peer's, or AF_UNSPEC */
+	int			 have_cred;	/* a local peer's credentials */
+	pid_t			 pid;
+	uid_t			 uid;
+	gid_t			 gid;
+	struct identity		*identity;	/* a verified peer, if any */
+
+	int			 error;		/* errno of the last failure */
+	const char		*why;		/* or the transport's reason */
+	/* own_events: what the transport makes active (the conn's). */
+	struct event		*rev;
+	struct event		*wev;
+	unsigned		 sndbuf_grown:1; /* the transport grew it once */
+};
 
 /* Results of stream operations besides a byte count. */
 #define IO_EOF		0	/* orderly end of stream */
-#define IO_ERROR	(-1)	/* reset or failure: errno or conn->error says */
+#define IO_ERROR	(-1)	/* reset or failure: errno or stream->error says */
 #define IO_WANT_READ	(-2)	/* retry when the socket is readable */
 #define IO_WANT_WRITE	(-3)	/* retry when the socket is writable */
 
@@ -89,6 +170,8 @@ struct transport {
 	int	 (*runtime_port)(const struct endpoint *);
 	int	 (*file_owner)(const struct endpoint *, uid_t *);
 	void	 (*granted_ids)(const struct endpoint *, struct endpoint_ids *);
+	/* Whether peers' identities are verified (verify= is not none). */
+	int	 (*verifies_peers)(const struct endpoint *);
 
 	/*
 	 * Sockets.  listen returns a listening, non-blocking descriptor or
@@ -147,21 +230,32 @@ struct transport {
 	 * no conn holds (transport_close; a socket otherwise).
 	 */
 	int	 own_events;
-	void	 (*arm)(struct conn *, int, int);
+	void	 (*arm)(struct stream *, int, int);
 	int	 (*accept_start)(struct endpoint *, void (*)(int, void *),
 		    void *, char *, size_t);
 	void	 (*close)(int);
 
-	int	 (*setup)(struct conn *, int);
-	int	 (*handshake)(struct conn *);
-	ssize_t	 (*read)(struct conn *, void *, size_t);
-	ssize_t	 (*write)(struct conn *, const void *, size_t);
-	ssize_t	 (*write_buffer)(struct conn *, struct evbuffer *);
-	size_t	 (*pending)(struct conn *);
-	long	 (*unsent)(struct conn *);
-	int	 (*shutdown)(struct conn *);
-	void	 (*teardown)(struct conn *);
+	int	 (*setup)(struct stream *, int);
+	int	 (*handshake)(struct stream *);
+	ssize_t	 (*read)(struct stream *, void *, size_t);
+	ssize_t	 (*write)(struct stream *, const void *, size_t);
+	ssize_t	 (*write_buffer)(struct stream *, struct evbuffer *);
+	size_t	 (*pending)(struct stream *);
+	long	 (*unsent)(struct stream *);
+	int	 (*shutdown)(struct stream *);
+	void	 (*teardown)(struct stream *);
 };
+
+/*
+ * What the daemon gives the transports before any endpoint starts: its
+ * loop, for the events a transport keeps of its own (a WebSocket's pings,
+ * a named pipe's wake-ups), and the settings they read.
+ */
+struct transport_env {
+	struct event_base	*base;
+	int			 ws_ping_interval_ms;
+};
+extern struct transport_env	 transport_env;
 
 /* transport.c: the transports, by the prefix of an endpoint. */
 const struct transport *transport_find(const char *, size_t *);
@@ -169,6 +263,8 @@ const struct transport *const *transport_all(size_t *);
 const char	*transport_unavailable(const char *);
 void		 transport_close(const struct transport *, int);
 int		 transport_option_elsewhere(const char *);
+int		 endpoint_set_string(char **, const char *, char *, size_t);
+const char	*stream_error(const struct stream *);
 void		 transport_prefixes(char *, size_t);
 
 /*
@@ -191,7 +287,6 @@ int		 tcp_address(const struct endpoint *, char *, size_t, int *);
  * libevent 2.1), as tls_server_bufferevents() says beforehand.
  */
 struct bufferevent;
-struct event_base;
 const char	*tls_library(void);
 int		 tls_server_bufferevents(void);
 struct bufferevent *tls_server_bufferevent(const struct endpoint *,

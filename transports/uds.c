@@ -22,11 +22,9 @@
 
 #include <event2/buffer.h>
 
+#include "common/ipc.h"
+#include "common/log.h"
 #include "platform/platform.h"
-#include "router/endpoint.h"
-#include "router/engine.h"
-#include "router/ipc.h"
-#include "router/log.h"
 #include "transports/socket.h"
 #include "transports/transport.h"
 #include "transports/uds.h"
@@ -54,9 +52,9 @@ static void	 uds_granted_ids(const struct endpoint *,
 static int	 uds_listen(struct endpoint *, char *, size_t);
 static void	 uds_unlisten(struct endpoint *);
 static int	 uds_dial(struct endpoint *, int *);
-static int	 uds_setup(struct conn *, int);
-static ssize_t	 uds_write(struct conn *, const void *, size_t);
-static ssize_t	 uds_write_buffer(struct conn *, struct evbuffer *);
+static int	 uds_setup(struct stream *, int);
+static ssize_t	 uds_write(struct stream *, const void *, size_t);
+static ssize_t	 uds_write_buffer(struct stream *, struct evbuffer *);
 
 static const char *const uds_prefixes[] = { "uds:", "unix:", NULL };
 
@@ -439,7 +437,7 @@ uds_named_listener_refusal(const char *path, const struct peer_cred *c,
  * the system call.
  */
 static void
-uds_write_fell_short(struct conn *c)
+uds_write_fell_short(struct stream *c)
 {
 	int	 size = UDS_STREAM_SNDBUF;
 
@@ -450,7 +448,7 @@ uds_write_fell_short(struct conn *c)
 }
 
 static ssize_t
-uds_write(struct conn *c, const void *buf, size_t len)
+uds_write(struct stream *c, const void *buf, size_t len)
 {
 	ssize_t	 n = socket_write(c, buf, len);
 
@@ -460,7 +458,7 @@ uds_write(struct conn *c, const void *buf, size_t len)
 }
 
 static ssize_t
-uds_write_buffer(struct conn *c, struct evbuffer *buf)
+uds_write_buffer(struct stream *c, struct evbuffer *buf)
 {
 	size_t	 len = evbuffer_get_length(buf);
 	ssize_t	 n = socket_write_buffer(c, buf);
@@ -471,7 +469,7 @@ uds_write_buffer(struct conn *c, struct evbuffer *buf)
 }
 
 static int
-uds_setup(struct conn *c, int accepted)
+uds_setup(struct stream *c, int accepted)
 {
 	return (uds_conn_setup(c, accepted, UDS(c->endpoint)->path));
 }
@@ -481,7 +479,7 @@ uds_setup(struct conn *c, int accepted)
  * gets nothing.
  */
 int
-uds_peer_cred(struct conn *c, struct peer_cred *cred)
+uds_peer_cred(struct stream *c, struct peer_cred *cred)
 {
 	if (peer_cred_get(c->fd, cred) == -1) {
 		c->error = errno;
@@ -500,7 +498,7 @@ uds_peer_cred(struct conn *c, struct peer_cred *cred)
  * directory (it may see the directory elsewhere, from a container).
  */
 int
-uds_peer_bound_name(struct conn *c, char *name, size_t len)
+uds_peer_bound_name(struct stream *c, char *name, size_t len)
 {
 	struct sockaddr_un	 sun;
 	socklen_t		 slen = sizeof(sun);
@@ -523,7 +521,7 @@ uds_peer_bound_name(struct conn *c, char *name, size_t len)
  * name, path, must be the process the name gives.
  */
 int
-uds_conn_setup(struct conn *c, int accepted, const char *path)
+uds_conn_setup(struct stream *c, int accepted, const char *path)
 {
 	struct peer_cred	 cred;
 	struct default_name	 dn;

@@ -34,13 +34,10 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/ipc.h"
+#include "common/log.h"
+#include "common/util.h"
 #include "platform/platform.h"
-#include "router/endpoint.h"
-#include "router/engine.h"
-#include "router/ipc.h"
-#include "router/log.h"
-#include "router/settings.h"
-#include "router/util.h"
 #include "transports/socket.h"
 #include "transports/tls.h"
 #include "transports/transport.h"
@@ -133,6 +130,7 @@ static void	 ws_set_name(struct endpoint *);
 static int	 ws_resolve(struct endpoint *, char *, size_t);
 static int	 ws_listen(struct endpoint *, char *, size_t);
 static enum exposure ws_exposure(const struct endpoint *);
+static int	 ws_verifies_peers(const struct endpoint *);
 static int	 ws_prepare(struct endpoint *, char *, size_t);
 static void	 ws_release(struct endpoint *);
 static void	*ws_reload(struct endpoint *, char *, size_t);
@@ -140,14 +138,14 @@ static void	 ws_reload_commit(struct endpoint *, void *);
 static void	 ws_reload_free(void *);
 static void	 ws_describe(const struct endpoint *, char *, size_t);
 static void	 ws_howto(const struct endpoint *);
-static int	 ws_setup(struct conn *, int);
-static int	 ws_handshake(struct conn *);
-static ssize_t	 ws_read(struct conn *, void *, size_t);
-static ssize_t	 ws_write(struct conn *, const void *, size_t);
-static ssize_t	 ws_write_buffer(struct conn *, struct evbuffer *);
-static size_t	 ws_pending(struct conn *);
-static int	 ws_shutdown(struct conn *);
-static void	 ws_teardown(struct conn *);
+static int	 ws_setup(struct stream *, int);
+static int	 ws_handshake(struct stream *);
+static ssize_t	 ws_read(struct stream *, void *, size_t);
+static ssize_t	 ws_write(struct stream *, const void *, size_t);
+static ssize_t	 ws_write_buffer(struct stream *, struct evbuffer *);
+static size_t	 ws_pending(struct stream *);
+static int	 ws_shutdown(struct stream *);
+static void	 ws_teardown(struct stream *);
 
 static int	 set_origin(struct endpoint *, const char *, char *, size_t);
 
@@ -166,6 +164,7 @@ static const char *const wss_prefixes[] = { "wss:", NULL };
 	.auto_role = tcp_auto_role,				\
 	.resolve = ws_resolve,					\
 	.exposure = ws_exposure,				\
+	.verifies_peers = ws_verifies_peers,			\
 	.prepare = ws_prepare,					\
 	.release = ws_release,					\
 	.reload = ws_reload,					\
@@ -356,6 +355,12 @@ ws_exposure(const struct endpoint *ep)
 }
 
 static int
+ws_verifies_peers(const struct endpoint *ep)
+{
+	return (SECURE(ep) && transport_tls.verifies_peers(ep));
+}
+
+static int
 ws_prepare(struct endpoint *ep, char *err, size_t len)
 {
 	return (SECURE(ep) ? transport_tls.prepare(ep, err, len) : 0);
@@ -429,7 +434,7 @@ ws_howto(const struct endpoint *ep)
 } while (0)
 
 static ssize_t
-lower_read(struct conn *c, void *buf, size_t len)
+lower_read(struct stream *c, void *buf, size_t len)
 {
 	struct ws_conn	*w = c->tstate;
 	ssize_t		 n;
@@ -445,7 +450,7 @@ static int	 add_frame(struct ws_conn *, int, const uint8_t *, size_t);
  * before it: 0 once all went, or IO_WANT_* or IO_ERROR.
  */
 static ssize_t
-flush(struct conn *c)
+flush(struct stream *c)
 {
 	struct ws_conn	*w = c->tstate;
 	ssize_t		 n;
@@ -478,7 +483,7 @@ flush(struct conn *c)
  * nothing more, and past the deadline keepalive_cb cuts the peer.
  */
 static void
-ping_seen(struct conn *c, const uint8_t *p, size_t n)
+ping_seen(struct stream *c, const uint8_t *p, size_t n)
 {
 	struct ws_conn	*w = c->tstate;
 
@@ -538,7 +543,7 @@ add_close(struct ws_conn *w, int code)
 
 /* Refuse the peer's frames with a close code; the session ends. */
 static ssize_t
-fail(struct conn *c, int code, const char *why)
+fail(struct stream *c, int code, const char *why)
 {
 	struct ws_conn	*w = c->tstate;
 
@@ -560,7 +565,7 @@ static void
 keepalive_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct ws_conn	*w = arg;
-	struct conn	 c;
+	struct stream	 c;
 	uint64_t	 now = now_ms();
 
 	if (w->cut)
@@ -571,7 +576,7 @@ keepalive_cb(evutil_socket_t fd, short what, void *arg)
 	 * or write fails with the reason.
 	 */
 	if (w->owed_since != 0 && now - w->owed_since >=
-	    (uint64_t)settings.ws_ping_interval_ms) {
+	    (uint64_t)transport_env.ws_ping_interval_ms) {
 		w->cut = 1;
 		snprintf(w->why, sizeof(w->why), "WebSocket peer left our "
 		    "pong unread for %.1fs; cut", (now - w->owed_since) /
@@ -580,7 +585,8 @@ keepalive_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (w->phase != PH_OPEN || w->close_sent ||
-	    now - w->last_in < (uint64_t)settings.ws_ping_interval_ms / 2 ||
+	    now - w->last_in <
+	    (uint64_t)transport_env.ws_ping_interval_ms / 2 ||
 	    evbuffer_get_length(w->pending) > 0)
 		return;
 	/* Not tied to a conn, which may move: one stands in to send. */
@@ -594,7 +600,7 @@ keepalive_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static int
-ws_setup(struct conn *c, int accepted)
+ws_setup(struct stream *c, int accepted)
 {
 	struct ws_conn	*w;
 	struct timeval	 tv;
@@ -620,18 +626,18 @@ ws_setup(struct conn *c, int accepted)
 	LOWER(c, w, rv = w->lower_ops->setup(c, accepted));
 	if (rv == -1)
 		return (-1);
-	if ((w->keepalive = event_new(base, -1, EV_PERSIST, keepalive_cb,
-	    w)) == NULL) {
+	if ((w->keepalive = event_new(transport_env.base, -1, EV_PERSIST,
+	    keepalive_cb, w)) == NULL) {
 		c->error = ENOMEM;
 		return (-1);
 	}
-	timeval_ms(&tv, settings.ws_ping_interval_ms);
+	timeval_ms(&tv, transport_env.ws_ping_interval_ms);
 	event_add(w->keepalive, &tv);
 	return (0);
 }
 
 static void
-ws_teardown(struct conn *c)
+ws_teardown(struct stream *c)
 {
 	struct ws_conn	*w = c->tstate;
 
@@ -654,7 +660,7 @@ ws_teardown(struct conn *c)
  * came, and an idle connection holds none.
  */
 static ssize_t
-fill(struct conn *c, size_t want)
+fill(struct stream *c, size_t want)
 {
 	static uint8_t	 buf[64 * 1024];
 	struct ws_conn	*w = c->tstate;
@@ -709,7 +715,7 @@ origin_allowed(const struct endpoint *ep, const struct ws_request *r)
 
 /* Answer an upgrade request that cannot be served, then fail. */
 static void
-refuse(struct conn *c, int status, const char *why)
+refuse(struct stream *c, int status, const char *why)
 {
 	struct ws_conn	*w = c->tstate;
 
@@ -729,7 +735,7 @@ refuse(struct conn *c, int status, const char *why)
  * reset, which may destroy the answer before the client reads it.
  */
 static void
-discard_input(struct conn *c)
+discard_input(struct stream *c)
 {
 	uint8_t		 buf[4096];
 	size_t		 total = 0;
@@ -742,7 +748,7 @@ discard_input(struct conn *c)
 
 /* A listener reads the upgrade request and answers it. */
 static int
-read_request(struct conn *c)
+read_request(struct stream *c)
 {
 	struct ws_conn		*w = c->tstate;
 	struct ws_request	 r;
@@ -807,7 +813,7 @@ send_request(struct ws_conn *w)
 
 /* A dialler reads the server's answer. */
 static int
-read_answer(struct conn *c)
+read_answer(struct stream *c)
 {
 	struct ws_conn	*w = c->tstate;
 	const char	*why = NULL;
@@ -841,7 +847,7 @@ read_answer(struct conn *c)
 }
 
 static int
-ws_handshake(struct conn *c)
+ws_handshake(struct stream *c)
 {
 	struct ws_conn	*w = c->tstate;
 	ssize_t		 rv;
@@ -878,7 +884,7 @@ ws_handshake(struct conn *c)
 
 /* A close frame's payload: answer it, or refuse a bad code. */
 static ssize_t
-peer_closed(struct conn *c, const uint8_t *p, size_t n)
+peer_closed(struct stream *c, const uint8_t *p, size_t n)
 {
 	struct ws_conn	*w = c->tstate;
 	int		 code;
@@ -923,7 +929,7 @@ sniff(struct ws_conn *w, const uint8_t *p, size_t n)
  * is set when the peer's close came.
  */
 static ssize_t
-unframe(struct conn *c, uint8_t *buf, size_t len)
+unframe(struct stream *c, uint8_t *buf, size_t len)
 {
 	struct ws_conn	*w = c->tstate;
 	uint8_t		 ctl[WS_CONTROL_MAX];
@@ -1004,7 +1010,7 @@ unframe(struct conn *c, uint8_t *buf, size_t len)
  * end or error after some bytes is kept for the next call.
  */
 static ssize_t
-ws_read(struct conn *c, void *buf, size_t len)
+ws_read(struct stream *c, void *buf, size_t len)
 {
 	struct ws_conn	*w = c->tstate;
 	size_t		 done = 0;
@@ -1057,7 +1063,7 @@ ws_read(struct conn *c, void *buf, size_t len)
 
 /* Input the socket will not signal again: ours, or TLS's. */
 static size_t
-ws_pending(struct conn *c)
+ws_pending(struct stream *c)
 {
 	struct ws_conn	*w = c->tstate;
 	size_t		 n = 0;
@@ -1084,7 +1090,7 @@ ipc_size(const uint8_t *p)
  * when they went into w->hold, part of an IPC message for a runtime.
  */
 static ssize_t
-frame_next(struct conn *c, const uint8_t *p, size_t len, int *framed)
+frame_next(struct stream *c, const uint8_t *p, size_t len, int *framed)
 {
 	struct ws_conn	*w = c->tstate;
 	uint8_t		 head[IPC_HEADER_LEN];
@@ -1151,7 +1157,7 @@ nomem:
  * count at once: they wait for the tool, not the socket.
  */
 static ssize_t
-ws_write(struct conn *c, const void *buf, size_t len)
+ws_write(struct stream *c, const void *buf, size_t len)
 {
 	struct ws_conn	*w = c->tstate;
 	const uint8_t	*p = buf;
@@ -1190,7 +1196,7 @@ ws_write(struct conn *c, const void *buf, size_t len)
 }
 
 static ssize_t
-ws_write_buffer(struct conn *c, struct evbuffer *buf)
+ws_write_buffer(struct stream *c, struct evbuffer *buf)
 {
 	size_t		 len = evbuffer_get_length(buf);
 	ssize_t		 n;
@@ -1212,7 +1218,7 @@ ws_write_buffer(struct conn *c, struct evbuffer *buf)
  * transport's end once it went.
  */
 static int
-ws_shutdown(struct conn *c)
+ws_shutdown(struct stream *c)
 {
 	struct ws_conn	*w = c->tstate;
 	ssize_t		 rv;

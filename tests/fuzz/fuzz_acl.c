@@ -49,9 +49,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/identity.h"
+#include "common/ipc.h"
 #include "router/acl.h"
-#include "router/identity.h"
-#include "router/ipc.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -43,10 +43,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ipc.h"
 #include "platform/platform.h"
 #include "router/acl.h"
 #include "router/endpoint.h"
-#include "router/ipc.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

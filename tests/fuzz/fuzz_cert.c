@@ -33,8 +33,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "common/identity.h"
 #include "router/acl.h"
-#include "router/identity.h"
 #include "transports/tls.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

@@ -27,7 +27,7 @@
 
 #include <event2/buffer.h>
 
-#include "router/ipc.h"
+#include "common/ipc.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

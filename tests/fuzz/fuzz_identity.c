@@ -41,8 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/identity.h"
 #include "router/acl.h"
-#include "router/identity.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "router/log.h"
+#include "common/log.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

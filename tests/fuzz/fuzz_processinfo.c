@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "router/ipc.h"
+#include "common/ipc.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -31,10 +31,10 @@
 
 #include <event2/event.h>
 
+#include "platform/child.h"
 #include "platform/platform.h"
-#include "router/child.h"
+#include "platform/standin.h"
 #include "router/engine.h"
-#include "router/standin.h"
 
 #define DEADLINE_MS	10000
 
@@ -188,6 +188,7 @@ main(int argc, char *argv[])
 	(void)standin_main(argc, argv);
 	if ((base = event_base_new()) == NULL)
 		return (1);
+	child_init(base);
 	if (argc > 1 && strcmp(argv[1], "one") == 0)
 		return (one(argc - 2, argv + 2));
 	if (argc > 1 && strcmp(argv[1], "churn") == 0)

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/identity.h"
+#include "common/ipc.h"
 #include "router/acl.h"
-#include "router/identity.h"
-#include "router/ipc.h"
 #include "tap.h"
 
 #define SELF_UID	1000

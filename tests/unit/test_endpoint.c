@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/identity.h"
 #include "router/acl.h"
 #include "router/endpoint.h"
-#include "router/identity.h"
 #include "transports/socket.h"
 #include "transports/tls.h"
 #include "transports/transport.h"

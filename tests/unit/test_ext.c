@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ipc.h"
 #include "router/ext.h"
-#include "router/ipc.h"
 #include "tap.h"
 
 static const uint8_t	 magic[14] = "DOTNET_IPC_V1";

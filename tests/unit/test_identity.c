@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/identity.h"
 #include "router/acl.h"
-#include "router/identity.h"
 #include "tap.h"
 
 static struct allow_rule	 rules[8];

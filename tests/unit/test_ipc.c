@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "router/ipc.h"
+#include "common/ipc.h"
 #include "tap.h"
 
 static const uint8_t	 magic[14] = "DOTNET_IPC_V1";

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "router/log.h"
+#include "common/log.h"
 #include "tests/unit/tap.h"
 
 /* escapes(IN, INLEN, WANT): json_escape of IN is WANT, all of IN used. */

@@ -15,7 +15,7 @@
 
 #include <event2/buffer.h>
 
-#include "router/ipc.h"
+#include "common/ipc.h"
 #include "router/metrics.h"
 #include "tap.h"
 

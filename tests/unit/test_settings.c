@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "router/log.h"
+#include "common/log.h"
 #include "router/settings.h"
 #include "tap.h"
 

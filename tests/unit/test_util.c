@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "router/util.h"
+#include "common/util.h"
 #include "tap.h"
 
 static void

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * Processes the daemon runs (child.c): helper programs whose output is
- * logged and whose exit is reported (adb, iproxy), and bare processes
+ * Processes the daemon runs (posix_child.c, win32_child.c): helper
+ * programs whose output is logged and whose exit is reported (adb,
+ * iproxy), and bare processes
  * that only need reaping (the stand-ins of standin.c).  One SIGCHLD
  * event on the daemon's loop reaps them all.
  */
@@ -15,6 +16,7 @@
 
 #include <event2/event_struct.h>
 
+struct event_base;
 struct evbuffer;
 
 /* A helper program running. */
@@ -35,7 +37,11 @@ struct child {
 	TAILQ_ENTRY(child)	 entry;
 };
 
-/* child.c */
+/* child_lines.c: the daemon's loop, which watches the children. */
+extern struct event_base *child_base;
+void		 child_init(struct event_base *);
+
+/* posix_child.c, win32_child.c */
 int		 child_spawn(struct child *, char *const []);
 int		 child_running(const struct child *);
 void		 child_stop(struct child *, int);

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "router/identity.h"
+#include "common/identity.h"
 
 static const struct {
 	const char	*prefix;

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "router/standin.h"
+#include "platform/standin.h"
 
 int
 standin_init(char *err, size_t len)

@@ -3,7 +3,8 @@
 /*
  * Small helpers every layer uses (util.c): the monotonic clock, printable
  * socket addresses, the parsers of option values, and allocations that
- * may only fail at start-up.
+ * may only fail at start-up.  Pure: nothing here asks the system more
+ * than the time (users and groups by name are the platform's, ids.c).
  */
 
 #ifndef UTIL_H
@@ -32,8 +33,7 @@ void		 sockaddr_name(const struct sockaddr *, socklen_t, char *,
 int		 sockaddr_peer(const struct sockaddr *, uint8_t [16], size_t *);
 int		 parse_ms(const char *, int *);
 int		 parse_size(const char *, size_t *);
-int		 parse_uid(const char *, uid_t *);
-int		 parse_gid(const char *, gid_t *);
+int		 parse_id(const char *, unsigned long *);
 void		*xcalloc(size_t, size_t);
 char		*xstrdup(const char *);
 

@@ -43,11 +43,10 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/log.h"
+#include "common/util.h"
+#include "platform/child.h"
 #include "platform/platform.h"
-#include "router/engine.h"
-#include "router/child.h"
-#include "router/log.h"
-#include "router/util.h"
 
 #define CHILD_PIPE_SIZE		(64 * 1024)
 #define CHILD_READ_SIZE		4096
@@ -715,8 +714,8 @@ child_spawn(struct child *c, char *const argv[])
 		}
 	}
 	log_debug("running %s", c->name);
-	event_assign(&c->ev[0], base, -1, 0, child_wake, h);
-	evtimer_assign(&c->deadline, base, child_deadline, h);
+	event_assign(&c->ev[0], child_base, -1, 0, child_wake, h);
+	evtimer_assign(&c->deadline, child_base, child_deadline, h);
 	if (helper_start(h, argv, wr, why, sizeof(why)) == -1) {
 		/* As execvp failing in the child. */
 		evbuffer_add_printf(c->in[1], "cannot run %s: %s\n", argv[0],

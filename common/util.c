@@ -16,9 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "platform/platform.h"
-#include "router/log.h"
-#include "router/util.h"
+#include "common/log.h"
+#include "common/util.h"
 
 /* Milliseconds on the monotonic clock. */
 uint64_t
@@ -163,7 +162,7 @@ parse_size(const char *s, size_t *size)
 }
 
 /* Parse an id given as a decimal number; -1 if it is not one. */
-static int
+int
 parse_id(const char *s, unsigned long *id)
 {
 	char	*end;
@@ -175,36 +174,6 @@ parse_id(const char *s, unsigned long *id)
 	if (*end != '\0' || errno != 0 || *id >= (unsigned long)(uid_t)-1)
 		return (-1);
 	return (0);
-}
-
-/* Parse a user given as a number or a name. */
-int
-parse_uid(const char *s, uid_t *uid)
-{
-	unsigned long	 v;
-
-	if (parse_id(s, &v) == 0) {
-		*uid = (uid_t)v;
-		return (0);
-	}
-	if (*s == '\0')
-		return (-1);
-	return (platform_user_id(s, uid));
-}
-
-/* Parse a group given as a number or a name. */
-int
-parse_gid(const char *s, gid_t *gid)
-{
-	unsigned long	 v;
-
-	if (parse_id(s, &v) == 0) {
-		*gid = (gid_t)v;
-		return (0);
-	}
-	if (*s == '\0')
-		return (-1);
-	return (platform_group_id(s, gid));
 }
 
 /* Allocate at start-up: failing here leaves nothing to clean up. */

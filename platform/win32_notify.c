@@ -8,7 +8,7 @@
 
 #include "config.h"
 
-#include "router/notify.h"
+#include "platform/notify.h"
 
 void
 notify_open(void)

@@ -15,7 +15,7 @@
 
 #include <event2/buffer.h>
 
-#include "router/ipc.h"
+#include "common/ipc.h"
 
 static const uint8_t ipc_magic[IPC_MAGIC_LEN] = "DOTNET_IPC_V1";
 static const uint8_t advr_magic[ADVR_MAGIC_LEN] = "ADVR_V1";

@@ -67,7 +67,7 @@ struct log_rec {
 
 struct event_base;
 
-void		 log_open(void);
+void		 log_open(int, int);
 void		 log_attach(struct event_base *);
 void		 log_detach(void);
 void		 log_flush(int);

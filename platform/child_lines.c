@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * What child.c and child_win32.c share.  What a child prints: its
- * standard error logged line by line, its standard output logged at debug
+ * What posix_child.c and win32_child.c share: the daemon's loop, and what
+ * a child prints: its standard error logged line by line, its standard output logged at debug
  * level and kept for the caller, up to CHILD_OUTPUT_MAX (both fill
  * c->in[] with what they read).  And waiting for a child to end.
  */
@@ -14,12 +14,20 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "router/child.h"
-#include "router/engine.h"
-#include "router/log.h"
+#include "common/log.h"
+#include "platform/child.h"
+
+struct event_base	*child_base;
 
 #define CHILD_OUTPUT_MAX	(64 * 1024)	/* stdout kept for the caller */
 #define CHILD_LINE_MAX		4096
+
+/* The daemon's loop: children are watched on it.  Before the first. */
+void
+child_init(struct event_base *b)
+{
+	child_base = b;
+}
 
 /*
  * Log the complete lines of one of a child's streams; at EOF, or past
@@ -68,5 +76,5 @@ void
 child_wait(struct child *c)
 {
 	while (child_running(c))
-		event_base_loop(base, EVLOOP_ONCE);
+		event_base_loop(child_base, EVLOOP_ONCE);
 }

@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "router/log.h"
-#include "router/notify.h"
+#include "common/log.h"
+#include "platform/notify.h"
 
 static int			 notify_fd = -1;
 static struct sockaddr_un	 notify_addr;

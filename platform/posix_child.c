@@ -32,11 +32,10 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/log.h"
+#include "common/util.h"
+#include "platform/child.h"
 #include "platform/platform.h"
-#include "router/engine.h"
-#include "router/child.h"
-#include "router/log.h"
-#include "router/util.h"
 
 
 static TAILQ_HEAD(, child) children = TAILQ_HEAD_INITIALIZER(children);
@@ -176,11 +175,11 @@ child_spawn(struct child *c, char *const argv[])
 	c->fd[1] = err[0];
 	for (i = 0; i < 2; i++) {
 		(void)platform_nonblock(c->fd[i]);
-		event_assign(&c->ev[i], base, c->fd[i], EV_READ | EV_PERSIST,
-		    child_read, c);
+		event_assign(&c->ev[i], child_base, c->fd[i],
+		    EV_READ | EV_PERSIST, child_read, c);
 		event_add(&c->ev[i], NULL);
 	}
-	evtimer_assign(&c->deadline, base, child_deadline, c);
+	evtimer_assign(&c->deadline, child_base, child_deadline, c);
 	if (c->timeout_ms > 0) {
 		timeval_ms(&tv, c->timeout_ms);
 		evtimer_add(&c->deadline, &tv);
@@ -277,7 +276,7 @@ child_watch(void)
 {
 	if (sigchld_ev != NULL)
 		return (0);
-	sigchld_ev = evsignal_new(base, SIGCHLD, child_reap, NULL);
+	sigchld_ev = evsignal_new(child_base, SIGCHLD, child_reap, NULL);
 	if (sigchld_ev == NULL || evsignal_add(sigchld_ev, NULL) == -1) {
 		if (sigchld_ev != NULL)
 			event_free(sigchld_ev);

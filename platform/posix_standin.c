@@ -44,10 +44,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/log.h"
+#include "platform/child.h"
 #include "platform/platform.h"
-#include "router/child.h"
-#include "router/log.h"
-#include "router/standin.h"
+#include "platform/standin.h"
 
 #define STANDIN_ENV	"DSROUTE_STANDIN"
 #define STANDIN_FD	3		/* its lifeline, in the stand-in */

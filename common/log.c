@@ -34,9 +34,8 @@
 
 #include <event2/event.h>
 
-#include "platform/platform.h"
-#include "router/log.h"
-#include "router/util.h"
+#include "common/log.h"
+#include "common/util.h"
 
 #define LOG_QUEUE	(256 * 1024)	/* the most that waits */
 #define TEXT_MAX	(LOG_LINE - 2)	/* a text line's bytes before \n */
@@ -101,17 +100,15 @@ log_enabled(enum log_level level)
 }
 
 /*
- * Use a descriptor for standard error that never blocks, where the
- * platform can give one.  Before platform_harden.
+ * Write to fd instead of standard error: one that never blocks, which the
+ * platform gives where it can (platform_log_fd), a socket if is_socket.
  */
 void
-log_open(void)
+log_open(int fd, int is_socket)
 {
-	int	 fd, sock;
-
-	if ((fd = platform_log_fd(&sock)) != -1) {
+	if (fd != -1) {
 		log_fd = fd;
-		log_socket = sock;
+		log_socket = is_socket;
 	}
 }
 
