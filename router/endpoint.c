@@ -405,6 +405,45 @@ endpoint_stand_in(const char *spec)
 	    NULL);
 }
 
+/*
+ * Start an endpoint up to where it may listen or dial, in the one order
+ * every user of endpoints follows: look its names up (resolve), decide a
+ * role none was given (auto_role), let judge say what to do with who can
+ * reach a listener (exposure; NULL for an endpoint that only dials), and
+ * load what its connections need (prepare: TLS contexts, before
+ * privileges are dropped).  On failure, return -1 with a line in err
+ * naming the endpoint by label, or by its spec and, once resolved, its
+ * name.
+ */
+int
+endpoint_start(struct endpoint *ep, const char *label,
+    int (*judge)(struct endpoint *, enum exposure, char *, size_t),
+    char *err, size_t len)
+{
+	const struct transport	*t = ep->transport;
+	char			 why[256];
+
+	if (t->resolve != NULL && t->resolve(ep, why, sizeof(why)) == -1) {
+		snprintf(err, len, "%s: %s", label != NULL ? label : ep->spec,
+		    why);
+		return (-1);
+	}
+	if (ep->role == ROLE_AUTO)
+		t->auto_role(ep);
+	if (judge != NULL && t->exposure != NULL &&
+	    judge(ep, t->exposure(ep), why, sizeof(why)) == -1) {
+		snprintf(err, len, "%s: %s", label != NULL ? label : ep->spec,
+		    why);
+		return (-1);
+	}
+	if (t->prepare != NULL && t->prepare(ep, why, sizeof(why)) == -1) {
+		snprintf(err, len, "%s: %s", label != NULL ? label : ep->name,
+		    why);
+		return (-1);
+	}
+	return (0);
+}
+
 void
 endpoint_clear(struct endpoint *ep)
 {

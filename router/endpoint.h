@@ -22,6 +22,9 @@ int		 endpoint_parse_part(const char *, struct endpoint *, char *,
 		    size_t);
 void		 endpoint_clear(struct endpoint *);
 int		 endpoint_check_role(const struct endpoint *, char *, size_t);
+int		 endpoint_start(struct endpoint *, const char *,
+		    int (*)(struct endpoint *, enum exposure, char *, size_t),
+		    char *, size_t);
 const char	*endpoint_stand_in(const char *);
 
 #endif /* ENDPOINT_H */

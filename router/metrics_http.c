@@ -568,7 +568,7 @@ metrics_parse(struct endpoint *e, char *err, size_t len)
 		snprintf(err, len, "--metrics %s: access control options are "
 		    "for routes; metrics take the tls: options only",
 		    settings.metrics);
-	else if (strcmp(e->transport->name, "tls") == 0 &&
+	else if (e->transport->tls &&
 	    !tls_server_bufferevents())
 		snprintf(err, len, "--metrics %s: this dsroute is built with "
 		    "%s, and libevent 2.1 serves HTTPS only with OpenSSL; "
@@ -596,6 +596,31 @@ metrics_http_check(char *err, size_t len)
 }
 
 /*
+ * Who can reach the metrics: unlike a route's, this listener passes no
+ * command to a runtime; it tells counts, no names of peers.  An address
+ * beyond loopback, given in full, is the operator's choice (a kubelet's
+ * probes and Prometheus reach a pod's own address): say so, and serve.
+ */
+static int
+exposed(struct endpoint *e, enum exposure exposure, char *err, size_t len)
+{
+	switch (exposure) {
+	case EXPOSURE_NONE:
+		break;
+	case EXPOSURE_WARN:
+		log_warning("--metrics %s: verify=none beyond loopback: anyone "
+		    "who reaches it reads the metrics", e->name);
+		break;
+	case EXPOSURE_REFUSE:
+		log_warning("--metrics %s: plaintext beyond loopback: anyone "
+		    "who reaches it reads the counts (no command passes "
+		    "through it; tls: to restrict it)", e->name);
+		break;
+	}
+	return (0);
+}
+
+/*
  * Open --metrics, before privileges are dropped (it binds a port and
  * reads TLS keys).  Return -1 with a one-line reason in err.
  */
@@ -603,7 +628,7 @@ int
 metrics_http_start(char *err, size_t len)
 {
 	struct evhttp_bound_socket	*bound;
-	char				 why[256];
+	char				 why[256], label[300];
 	int				 fd;
 
 	if (settings.metrics[0] == '\0')
@@ -611,37 +636,10 @@ metrics_http_start(char *err, size_t len)
 	if (metrics_parse(&ep, err, len) == -1)
 		return (-1);
 	have_ep = 1;
-	tls = strcmp(ep.transport->name, "tls") == 0;
-	if (ep.transport->resolve != NULL &&
-	    ep.transport->resolve(&ep, why, sizeof(why)) == -1)
-		goto fail;
-	if (ep.transport->exposure != NULL) {
-		switch (ep.transport->exposure(&ep)) {
-		case EXPOSURE_NONE:
-			break;
-		case EXPOSURE_WARN:
-			log_warning("--metrics %s: verify=none beyond loopback: "
-			    "anyone who reaches it reads the metrics",
-			    ep.name);
-			break;
-		case EXPOSURE_REFUSE:
-			/*
-			 * Unlike a route's, this listener passes no command
-			 * to a runtime: it tells counts, no names of peers.
-			 * An address beyond loopback, given in full, is the
-			 * operator's choice (a kubelet's probes and
-			 * Prometheus reach a pod's own address); say so.
-			 */
-			log_warning("--metrics %s: plaintext beyond loopback: "
-			    "anyone who reaches it reads the counts (no "
-			    "command passes through it; tls: to restrict it)",
-			    ep.name);
-			break;
-		}
-	}
-	if (ep.transport->prepare != NULL &&
-	    ep.transport->prepare(&ep, why, sizeof(why)) == -1)
-		goto fail;
+	tls = ep.transport->tls;
+	snprintf(label, sizeof(label), "--metrics %s", settings.metrics);
+	if (endpoint_start(&ep, label, exposed, err, len) == -1)
+		return (-1);
 	if ((fd = ep.transport->listen(&ep, why, sizeof(why))) == -1)
 		goto fail;
 	if ((evl = evconnlistener_new(base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE |

@@ -56,14 +56,6 @@ route_mode_name(enum route_mode mode)
 	return ("?");
 }
 
-/* Decide the role of an endpoint that was given none. */
-static void
-decide_role(struct endpoint *ep)
-{
-	if (ep->role == ROLE_AUTO)
-		ep->transport->auto_role(ep);
-}
-
 /*
  * Decide what each connect endpoint reaches, a runtime or a listening
  * tool, and check the options that belong to a role.  A runtime must
@@ -330,11 +322,9 @@ route_recheck(struct route *r, int ms)
  * unless --unsafe-listen; warn of one that authenticates nobody.
  */
 static int
-exposed(struct endpoint *ep, char *err, size_t len)
+exposed(struct endpoint *ep, enum exposure exposure, char *err, size_t len)
 {
-	if (ep->transport->exposure == NULL)
-		return (0);
-	switch (ep->transport->exposure(ep)) {
+	switch (exposure) {
 	case EXPOSURE_NONE:
 		break;
 	case EXPOSURE_WARN:
@@ -344,10 +334,10 @@ exposed(struct endpoint *ep, char *err, size_t len)
 	case EXPOSURE_REFUSE:
 		if (settings.unsafe_listen)
 			break;
-		snprintf(err, len, "%s: refusing to listen for plaintext "
-		    "beyond loopback: anyone who reaches it could control the "
+		snprintf(err, len, "refusing to listen for plaintext beyond "
+		    "loopback: anyone who reaches it could control the "
 		    "runtime; listen on 127.0.0.1 (with kubectl port-forward "
-		    "or ssh -L) or pass --unsafe-listen", ep->spec);
+		    "or ssh -L) or pass --unsafe-listen");
 		return (-1);
 	}
 	return (0);
@@ -360,8 +350,6 @@ exposed(struct endpoint *ep, char *err, size_t len)
 int
 route_start(struct route *r, char *err, size_t len)
 {
-	struct endpoint	*ep;
-	char		 why[256];
 	int		 side;
 
 	TAILQ_INIT(&r->runtimes);
@@ -371,23 +359,9 @@ route_start(struct route *r, char *err, size_t len)
 	r->started = 1;
 
 	for (side = 0; side < 2; side++) {
-		ep = &r->endpoint[side];
-		if (ep->transport->resolve != NULL &&
-		    ep->transport->resolve(ep, why, sizeof(why)) == -1) {
-			snprintf(err, len, "%s: %s", ep->spec, why);
+		if (endpoint_start(&r->endpoint[side], NULL, exposed, err,
+		    len) == -1)
 			return (-1);
-		}
-		decide_role(ep);
-		if (exposed(ep, err, len) == -1)
-			return (-1);
-	}
-	for (side = 0; side < 2; side++) {
-		ep = &r->endpoint[side];
-		if (ep->transport->prepare != NULL &&
-		    ep->transport->prepare(ep, why, sizeof(why)) == -1) {
-			snprintf(err, len, "%s: %s", ep->name, why);
-			return (-1);
-		}
 	}
 	if (r->endpoint[SIDE_LOCAL].role == ROLE_CONNECT)
 		r->mode = r->endpoint[SIDE_REMOTE].role == ROLE_CONNECT ?
