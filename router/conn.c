@@ -234,10 +234,12 @@ conn_update(struct conn *c)
 	} else if (c->session == NULL) {
 		/*
 		 * Parked: only EOF or an unexpected byte can arrive, unless
-		 * the router sends a command of its own (resume.c).
+		 * the router sends a command of its own (resume.c).  A read
+		 * may wait for writability: a WebSocket's pong, a TLS
+		 * record.
 		 */
-		want_read = 1;
-		want_write = evbuffer_get_length(c->out) > 0;
+		want_read = !c->rwant_write;
+		want_write = evbuffer_get_length(c->out) > 0 || c->rwant_write;
 	} else {
 		want_read = (c->reading && !c->eof && !c->throttled &&
 		    !c->rwant_write) || c->wwant_read;
@@ -333,6 +335,24 @@ conn_handshake(struct conn *c)
 	}
 	conn_update(c);
 	return (0);
+}
+
+/*
+ * Read on a conn no session pumps (parked, an errand's, an exchange's):
+ * a read that waits for writability arms the write event instead of
+ * the read one, which would fire again at once.
+ */
+ssize_t
+conn_read_parked(struct conn *c, void *buf, size_t len)
+{
+	ssize_t	 n;
+
+	c->rwant_write = 0;
+	n = c->transport->read(c, buf, len);
+	if (n == IO_WANT_WRITE)
+		c->rwant_write = 1;
+	conn_update(c);
+	return (n);
 }
 
 /*

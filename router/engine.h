@@ -397,6 +397,7 @@ int		 conn_init(struct conn *, struct session *, int,
 		    struct endpoint *);
 int		 conn_attach(struct conn *, int, int);
 int		 conn_start(struct conn *);
+ssize_t		 conn_read_parked(struct conn *, void *, size_t);
 void		 conn_move(struct conn *, struct conn *);
 void		 conn_close(struct conn *);
 void		 conn_free(struct conn *);

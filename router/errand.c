@@ -170,7 +170,7 @@ errand_event(struct runtime *rt)
 		if (evbuffer_get_length(c->out) > 0)
 			return;
 	}
-	n = c->transport->read(c, buf, sizeof(buf));
+	n = conn_read_parked(c, buf, sizeof(buf));
 	if (n == IO_WANT_READ || n == IO_WANT_WRITE)
 		return;
 	if (n <= 0) {

@@ -150,7 +150,7 @@ exchange_event(struct conn *c, short what)
 		conn_update(c);
 	}
 	for (;;) {
-		n = c->transport->read(c, buf, sizeof(buf));
+		n = conn_read_parked(c, buf, sizeof(buf));
 		if (n == IO_WANT_READ || n == IO_WANT_WRITE)
 			return;
 		if (n == IO_ERROR) {

@@ -117,34 +117,18 @@ peer_put(struct peer_count *p)
 }
 
 /*
- * The peer of an accepted conn: its uid, or its address.  Every loopback
- * address is this host, one peer: 127.0.0.0/8 holds 16 million of them.
+ * The peer of an accepted conn: its uid, or its address, all of loopback
+ * as one (sockaddr_peer).
  */
 static struct peer_count *
 peer_of_conn(const struct conn *c, const struct sockaddr *sa)
 {
-	static const uint8_t		 loopback[4] = { 127, 0, 0, 1 };
-	const struct sockaddr_in6	*sin6;
-	const struct sockaddr_in	*sin;
-	const uint8_t			*a;
-	uint32_t			 uid;
+	uint8_t		 key[16];
+	size_t		 len;
+	uint32_t	 uid;
 
-	switch (sa->sa_family) {
-	case AF_INET:
-		sin = (const struct sockaddr_in *)sa;
-		a = (const uint8_t *)&sin->sin_addr;
-		return (peer_get(PEER_ADDR, a[0] == 127 ? loopback : a, 4));
-	case AF_INET6:
-		sin6 = (const struct sockaddr_in6 *)sa;
-		a = sin6->sin6_addr.s6_addr;
-		if (IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr))
-			return (peer_get(PEER_ADDR, loopback, 4));
-		/* An IPv4-mapped address is the IPv4 peer. */
-		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
-			return (peer_get(PEER_ADDR, a[12] == 127 ? loopback :
-			    a + 12, 4));
-		return (peer_get(PEER_ADDR, a, 16));
-	}
+	if (sockaddr_peer(sa, key, &len) == 0)
+		return (peer_get(PEER_ADDR, key, len));
 	/* A local peer whose uid is unknown counts as uid -1. */
 	uid = c->have_cred ? (uint32_t)c->uid : UINT32_MAX;
 	return (peer_get(PEER_UID, (const uint8_t *)&uid, sizeof(uid)));

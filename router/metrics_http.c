@@ -10,16 +10,26 @@
  * Hardened as the other listeners are: GET and HEAD only, the request
  * line and headers bounded, no body, and a whole-request deadline
  * (--handshake-timeout): evhttp's own timeout restarts on every read, so
- * a client dripping a byte a second would never meet it.  At most
- * MAX_CONNS connections are open; a new one past that cuts the oldest,
- * so a crowd of idle connections cannot lock a scraper out, and past
- * twice that accepting pauses until they are gone.
+ * a client dripping a byte a second would never meet it.
+ *
+ * A crowd must not lock out a liveness probe or a scraper, which send
+ * their request at once and are answered in the same turn of the loop.
+ * So at most MAX_CONNS connections are open, MAX_PER_PEER of them from
+ * one address (all of loopback as one), and a connection past either cap
+ * makes room by cutting another: one that has sent nothing (the kernel's
+ * queue says so, so that one whose request is on its way is not taken for
+ * silent), else one that sent part of a request, oldest first; never one
+ * that was answered, or else it is cut itself.  A connection that sends
+ * nothing for SILENT_MS is cut anyway.  Past twice MAX_CONNS, cut ones
+ * not yet let go by evhttp included, accepting pauses.
  *
  * evhttp owns each connection; to see one through we keep a reference to
- * its bufferevent (made in bevcb), and a sweep every SWEEP_MS notices the
- * ones evhttp let go (their callbacks cleared) and drops them, and cuts
- * those past their deadline with shutdown(2), which evhttp reads as the
- * end of the connection.
+ * its bufferevent (made in bevcb) and watch its input.  evhttp lets a
+ * connection go by clearing the bufferevent's callbacks: each new
+ * connection, and a sweep every SWEEP_MS, drop those, so a connection
+ * counts as gone once it closed.  The sweep cuts those past their
+ * deadline with shutdown(2), which evhttp reads as the end of the
+ * connection.
  */
 
 #include "config.h"
@@ -51,14 +61,28 @@
 #include "transports/transport.h"
 
 #define MAX_CONNS	32		/* open at once; twice that pauses */
+#define MAX_PER_PEER	8		/* of them from one address */
 #define MAX_HEADERS	8192		/* request line and headers */
+#define SILENT_MS	1000		/* for a first byte */
 #define SWEEP_MS	100
 #define PAUSE_MS	250		/* out of descriptors */
+#define RECHECK_MS	2		/* at the cap: evhttp lets go soon */
 #define CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
+
+/* What a connection has sent, the order in which room is made. */
+enum mconn_said {
+	SAID_NOTHING,
+	SAID_PART,		/* of a request */
+	SAID_REQUEST		/* a whole one, answered */
+};
 
 struct mconn {
 	struct bufferevent	*bev;	/* evhttp's, with our reference */
-	uint64_t		 deadline; /* monotonic ms */
+	uint64_t		 silent_until; /* monotonic ms */
+	uint64_t		 deadline;
+	enum mconn_said		 said;
+	uint8_t			 peer[16]; /* sockaddr_peer(), once known */
+	size_t			 peer_len; /* 0 until then */
 	int			 cut;	/* shut down, waiting for evhttp */
 	TAILQ_ENTRY(mconn)	 entry;	/* oldest first */
 };
@@ -70,8 +94,10 @@ static struct evhttp		*http;
 static struct evconnlistener	*evl;
 static struct event		*sweep_ev;
 static struct event		*pause_ev;
+static struct event		*admit_ev;
 static TAILQ_HEAD(, mconn)	 conns = TAILQ_HEAD_INITIALIZER(conns);
-static int			 nconns;
+static int			 nconns;	/* cut ones too */
+static int			 nopen;		/* not cut */
 static int			 paused;	/* by the cap or by EMFILE */
 static struct log_throttle	 throttle;
 
@@ -103,35 +129,144 @@ cut(struct mconn *mc, const char *why)
 	if (mc->cut)
 		return;
 	mc->cut = 1;
+	nopen--;
 	if (fd != -1)
 		(void)shutdown(fd, SHUT_RDWR);
 	log_cut(why);
 }
 
+/* Whether evhttp let mc go: it clears the callbacks when it does. */
+static int
+released(struct mconn *mc)
+{
+	bufferevent_event_cb	 eventcb;
+
+	bufferevent_getcb(mc->bev, NULL, NULL, &eventcb, NULL);
+	return (eventcb == NULL);
+}
+
+static void
+drop(struct mconn *mc)
+{
+	/* Ours is the last reference: the socket closes here. */
+	bufferevent_disable(mc->bev, EV_READ | EV_WRITE);
+	bufferevent_decref(mc->bev);
+	TAILQ_REMOVE(&conns, mc, entry);
+	if (!mc->cut)
+		nopen--;
+	nconns--;
+	free(mc);
+}
+
+/* Drop the connections evhttp let go. */
+static void
+drop_released(void)
+{
+	struct mconn	*mc, *next;
+
+	for (mc = TAILQ_FIRST(&conns); mc != NULL; mc = next) {
+		next = TAILQ_NEXT(mc, entry);
+		if (released(mc))
+			drop(mc);
+	}
+}
+
 /*
- * Drop the connections evhttp let go, cut those past their deadline;
- * again while any is open.
+ * What mc has sent.  Bytes evhttp has not read yet count: its request
+ * may have come since the loop last looked.
+ */
+static enum mconn_said
+said(struct mconn *mc)
+{
+	evutil_socket_t	 fd;
+	char		 c;
+
+	if (mc->said == SAID_NOTHING &&
+	    (fd = bufferevent_getfd(mc->bev)) != -1 &&
+	    recv(fd, &c, 1, MSG_PEEK) > 0)
+		mc->said = SAID_PART;
+	return (mc->said);
+}
+
+/*
+ * Make room for mc, from the connections of peer (any, when NULL): cut
+ * the one that said least, the oldest of those, but none that was
+ * answered; if there is none, mc itself.
+ */
+static void
+make_room(struct mconn *mc, const uint8_t *peer, size_t peer_len,
+    const char *why)
+{
+	struct mconn	*c, *victim = NULL;
+	enum mconn_said	 least = SAID_REQUEST;
+
+	TAILQ_FOREACH(c, &conns, entry) {
+		if (c == mc || c->cut || released(c) || (peer != NULL &&
+		    (c->peer_len != peer_len ||
+		    memcmp(c->peer, peer, peer_len) != 0)))
+			continue;
+		if (said(c) < least) {
+			victim = c;
+			if ((least = c->said) == SAID_NOTHING)
+				break;
+		}
+	}
+	cut(victim != NULL ? victim : mc, why);
+}
+
+/*
+ * Once evhttp gave a new connection its socket: its address, and its
+ * peer's share of the connections.
+ */
+static void
+admit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sslen;
+	struct mconn		*mc, *c;
+	int			 n;
+
+	TAILQ_FOREACH(mc, &conns, entry) {
+		if (mc->peer_len != 0 || mc->cut || released(mc) ||
+		    (fd = bufferevent_getfd(mc->bev)) == -1)
+			continue;
+		sslen = sizeof(ss);
+		if (getpeername(fd, (struct sockaddr *)&ss, &sslen) == -1 ||
+		    sockaddr_peer((struct sockaddr *)&ss, mc->peer,
+		    &mc->peer_len) == -1) {
+			mc->peer_len = 1;	/* not an address: one peer */
+			mc->peer[0] = 0;
+		}
+		n = 0;
+		TAILQ_FOREACH(c, &conns, entry) {
+			if (!c->cut && c->peer_len == mc->peer_len &&
+			    memcmp(c->peer, mc->peer, mc->peer_len) == 0)
+				n++;
+		}
+		if (n > MAX_PER_PEER)
+			make_room(mc, mc->peer, mc->peer_len, "too many "
+			    "connections from one address; cut one");
+	}
+}
+
+/*
+ * Drop the connections evhttp let go, cut those past their deadline or
+ * silent too long; again while any is open.
  */
 static void
 sweep_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct mconn		*mc, *next;
-	bufferevent_event_cb	 eventcb;
 	struct timeval		 tv;
 	uint64_t		 now = now_ms();
 
+	drop_released();
 	for (mc = TAILQ_FIRST(&conns); mc != NULL; mc = next) {
 		next = TAILQ_NEXT(mc, entry);
-		bufferevent_getcb(mc->bev, NULL, NULL, &eventcb, NULL);
-		if (eventcb == NULL) {
-			/* evhttp freed it; ours is the last reference. */
-			bufferevent_disable(mc->bev, EV_READ | EV_WRITE);
-			bufferevent_decref(mc->bev);
-			TAILQ_REMOVE(&conns, mc, entry);
-			free(mc);
-			nconns--;
-		} else if (now >= mc->deadline)
+		if (now >= mc->deadline)
 			cut(mc, "a client sent no whole request in time; cut");
+		else if (now >= mc->silent_until && said(mc) == SAID_NOTHING)
+			cut(mc, "a client sent nothing in time; cut");
 	}
 	if (paused && nconns <= MAX_CONNS && !evtimer_pending(pause_ev, NULL))
 		set_paused(0);
@@ -141,19 +276,34 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* Bytes came: the connection has said something. */
+static void
+input_cb(struct evbuffer *b, const struct evbuffer_cb_info *info, void *arg)
+{
+	struct mconn	*mc = arg;
+
+	if (info->n_added > 0 && mc->said == SAID_NOTHING)
+		mc->said = SAID_PART;
+}
+
 /* A new connection: evhttp takes this bufferevent; we keep a reference. */
 static struct bufferevent *
 bev_cb(struct event_base *b, void *arg)
 {
-	struct mconn	*mc, *old;
+	struct mconn	*mc;
 	struct timeval	 tv;
+	uint64_t	 now = now_ms();
 
+	drop_released();
 	if ((mc = calloc(1, sizeof(*mc))) == NULL)
 		return (NULL);
 	mc->bev = tls ? tls_server_bufferevent(&ep, b) :
 	    bufferevent_socket_new(b, -1, BEV_OPT_CLOSE_ON_FREE);
-	if (mc->bev == NULL) {
+	if (mc->bev == NULL || evbuffer_add_cb(bufferevent_get_input(mc->bev),
+	    input_cb, mc) == NULL) {
 		/* evhttp makes a plain one; the sweep never sees it. */
+		if (mc->bev != NULL)
+			bufferevent_free(mc->bev);
 		free(mc);
 		log_cut("out of memory for a connection");
 		return (NULL);
@@ -161,20 +311,23 @@ bev_cb(struct event_base *b, void *arg)
 	/* Input beyond what a request may be waits in the socket. */
 	bufferevent_setwatermark(mc->bev, EV_READ, 0, MAX_HEADERS * 2);
 	bufferevent_incref(mc->bev);
-	mc->deadline = now_ms() + (uint64_t)settings.handshake_timeout_ms;
+	mc->deadline = now + (uint64_t)settings.handshake_timeout_ms;
+	mc->silent_until = now + SILENT_MS;
 	TAILQ_INSERT_TAIL(&conns, mc, entry);
 	nconns++;
-	if (nconns > MAX_CONNS) {
-		TAILQ_FOREACH(old, &conns, entry) {
-			if (!old->cut) {
-				cut(old, "too many connections; cut the "
-				    "oldest");
-				break;
-			}
+	nopen++;
+	if (nopen > MAX_CONNS)
+		make_room(mc, NULL, 0, "too many connections; cut one");
+	/* Its socket is set once this returns: its address then. */
+	event_active(admit_ev, EV_TIMEOUT, 0);
+	if (nconns >= 2 * MAX_CONNS) {
+		/* Those cut end when evhttp reads their end, at once. */
+		set_paused(1);
+		if (!evtimer_pending(pause_ev, NULL)) {
+			timeval_ms(&tv, RECHECK_MS);
+			evtimer_add(pause_ev, &tv);
 		}
 	}
-	if (nconns >= 2 * MAX_CONNS)
-		set_paused(1);
 	if (!evtimer_pending(sweep_ev, NULL)) {
 		timeval_ms(&tv, SWEEP_MS);
 		evtimer_add(sweep_ev, &tv);
@@ -195,6 +348,7 @@ answered(struct evhttp_request *req)
 		return;
 	TAILQ_FOREACH(mc, &conns, entry) {
 		if (mc->bev == bev) {
+			mc->said = SAID_REQUEST;
 			mc->deadline = now_ms() +
 			    (uint64_t)settings.handshake_timeout_ms;
 			TAILQ_REMOVE(&conns, mc, entry);
@@ -224,7 +378,7 @@ fill_gauges(struct metrics *m)
 		}
 	}
 	m->log_dropped = log_dropped_total();
-	m->http_open = (uint64_t)nconns;
+	m->http_open = (uint64_t)nopen;
 }
 
 /*
@@ -344,8 +498,15 @@ request_cb(struct evhttp_request *req, void *arg)
 static void
 resume_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct timeval	 tv;
+
+	drop_released();
 	if (nconns < 2 * MAX_CONNS)
 		set_paused(0);
+	else {
+		timeval_ms(&tv, RECHECK_MS);
+		evtimer_add(pause_ev, &tv);
+	}
 }
 
 /* Out of descriptors: pause, as a route's listener does, never spin. */
@@ -492,6 +653,7 @@ metrics_http_start(char *err, size_t len)
 	if ((http = evhttp_new(base)) == NULL ||
 	    (sweep_ev = evtimer_new(base, sweep_cb, NULL)) == NULL ||
 	    (pause_ev = evtimer_new(base, resume_cb, NULL)) == NULL ||
+	    (admit_ev = event_new(base, -1, 0, admit_cb, NULL)) == NULL ||
 	    (bound = evhttp_bind_listener(http, evl)) == NULL) {
 		snprintf(why, sizeof(why), "out of memory");
 		goto fail;
@@ -566,12 +728,14 @@ metrics_http_stop(void)
 		bufferevent_decref(mc->bev);
 		free(mc);
 	}
-	nconns = 0;
+	nconns = nopen = 0;
 	if (sweep_ev != NULL)
 		event_free(sweep_ev);
 	if (pause_ev != NULL)
 		event_free(pause_ev);
-	sweep_ev = pause_ev = NULL;
+	if (admit_ev != NULL)
+		event_free(admit_ev);
+	sweep_ev = pause_ev = admit_ev = NULL;
 	if (have_ep) {
 		if (ep.transport != NULL && ep.transport->release != NULL)
 			ep.transport->release(&ep);

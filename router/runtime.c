@@ -440,7 +440,7 @@ runtime_parked_event(struct conn *c)
 		errand_event(rt);
 		return;
 	}
-	n = c->transport->read(c, buf, sizeof(buf));
+	n = conn_read_parked(c, buf, sizeof(buf));
 	if (n == IO_WANT_READ || n == IO_WANT_WRITE)
 		return;
 	runtime_name(rt, name, sizeof(name));

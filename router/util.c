@@ -227,3 +227,41 @@ xstrdup(const char *s)
 		fatalx("out of memory");
 	return (p);
 }
+
+/*
+ * The peer an IP address is, as key bytes (4 or 16 in *len): an IPv4-
+ * mapped address is the IPv4 peer, and every loopback address is this
+ * host, one peer (127.0.0.0/8 holds 16 million of them).  Return -1 for
+ * another family.
+ */
+int
+sockaddr_peer(const struct sockaddr *sa, uint8_t key[16], size_t *len)
+{
+	static const uint8_t		 loopback[4] = { 127, 0, 0, 1 };
+	const struct sockaddr_in6	*sin6;
+	const uint8_t			*a;
+
+	switch (sa->sa_family) {
+	case AF_INET:
+		a = (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr;
+		break;
+	case AF_INET6:
+		sin6 = (const struct sockaddr_in6 *)sa;
+		a = sin6->sin6_addr.s6_addr;
+		if (IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr))
+			a = loopback;
+		else if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
+			a += 12;
+		else {
+			memcpy(key, a, 16);
+			*len = 16;
+			return (0);
+		}
+		break;
+	default:
+		return (-1);
+	}
+	memcpy(key, a[0] == 127 ? loopback : a, 4);
+	*len = 4;
+	return (0);
+}

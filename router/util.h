@@ -29,6 +29,7 @@ void		 timeval_ms(struct timeval *, int);
 double		 elapsed_s(const struct timeval *);
 void		 sockaddr_name(const struct sockaddr *, socklen_t, char *,
 		    size_t);
+int		 sockaddr_peer(const struct sockaddr *, uint8_t [16], size_t *);
 int		 parse_ms(const char *, int *);
 int		 parse_size(const char *, size_t *);
 int		 parse_uid(const char *, uid_t *);

@@ -221,6 +221,13 @@ like "...and Cross-Origin-Opener-Policy: same-origin" \
     "$(cat "$T/raw.out")" "header Cross-Origin-Opener-Policy: same-origin"
 $WSPEER raw 127.0.0.1 "$P" origin=http://localhost:8080 >"$T/raw.out" 2>&1
 like "a page from localhost may upgrade" "$(cat "$T/raw.out")" "^status 101"
+$WSPEER raw 127.0.0.1 "$P" 'origin=http://[::1]:8080' >"$T/raw.out" 2>&1
+like "a page from [::1]:8080 may upgrade" "$(cat "$T/raw.out")" "^status 101"
+# Only a port or the end may follow the host (issue 32.6).
+hostile 'origin=http://[::1]evil.example' "^status 403" "upgrade refused: 403"
+hostile 'origin=http://localhost@evil.example' "^status 403" \
+    "upgrade refused: 403"
+hostile 'origin=http://localhost:80evil' "^status 403" "upgrade refused: 403"
 tool "$T/h.sock" resume
 like "the parked browser runtime was served meanwhile" \
     "$(cat "$T/tool.out")" "OK|ok"

@@ -106,6 +106,12 @@ struct ws_conn {
 	size_t			 sniffed;	/* of the advertise magic */
 	struct evbuffer		*hold;		/* part of an IPC message */
 
+	uint8_t			 pong[WS_CONTROL_MAX];	/* the latest ping's */
+	size_t			 pong_len;
+	int			 pong_due;	/* not in w->pending yet */
+	uint64_t		 owed_since;	/* a pong unsent since, ms */
+	int			 cut;		/* it left our pong unread */
+
 	int			 close_sent;
 	int			 close_seen;	/* the peer's close frame */
 	int			 read_ended;
@@ -268,7 +274,7 @@ static int
 set_origin(struct endpoint *ep, const char *v, char *err, size_t len)
 {
 	struct ws_endpoint	*w = WS(ep);
-	char			**o;
+	char			**o, host[256];
 
 	if (strcmp(v, "*") != 0 && strncmp(v, "http://", 7) != 0 &&
 	    strncmp(v, "https://", 8) != 0) {
@@ -279,6 +285,12 @@ set_origin(struct endpoint *ep, const char *v, char *err, size_t len)
 	if (strchr(strstr(v, "//") != NULL ? strstr(v, "//") + 2 : v,
 	    '/') != NULL) {
 		snprintf(err, len, "origin=%s: an origin has no path", v);
+		return (-1);
+	}
+	if (strcmp(v, "*") != 0 &&
+	    ws_origin_host(v, host, sizeof(host)) == -1) {
+		snprintf(err, len, "origin=%s: give a page's origin, as "
+		    "https://HOST[:PORT], or * for any", v);
 		return (-1);
 	}
 	if ((o = reallocarray(w->origins, w->norigins + 1,
@@ -426,21 +438,58 @@ lower_read(struct conn *c, void *buf, size_t len)
 	return (n);
 }
 
-/* Send what is framed: 0 once all went, or IO_WANT_* or IO_ERROR. */
+static int	 add_frame(struct ws_conn *, int, const uint8_t *, size_t);
+
+/*
+ * Send what is framed, then the pong owed, if any, once nothing is
+ * before it: 0 once all went, or IO_WANT_* or IO_ERROR.
+ */
 static ssize_t
 flush(struct conn *c)
 {
 	struct ws_conn	*w = c->tstate;
 	ssize_t		 n;
 
-	while (evbuffer_get_length(w->pending) > 0) {
+	for (;;) {
+		if (evbuffer_get_length(w->pending) == 0) {
+			if (!w->pong_due) {
+				w->owed_since = 0;
+				return (0);
+			}
+			w->pong_due = 0;
+			if (add_frame(w, WS_OP_PONG, w->pong, w->pong_len) ==
+			    -1) {
+				c->error = ENOMEM;
+				return (IO_ERROR);
+			}
+		}
 		LOWER(c, w, n = w->lower_ops->write_buffer(c, w->pending));
 		if (n < 0)
 			return (n);
 		if (n == 0)
 			return (IO_WANT_WRITE);
 	}
-	return (0);
+}
+
+/*
+ * A ping: only the latest is answered (RFC 6455, 5.5.3), once what is
+ * framed before it went, so that a peer that pings and never reads makes
+ * us hold one pong, not one per ping.  Until it went, ws_read reads
+ * nothing more, and past the deadline keepalive_cb cuts the peer.
+ */
+static void
+ping_seen(struct conn *c, const uint8_t *p, size_t n)
+{
+	struct ws_conn	*w = c->tstate;
+
+	if (w->close_sent)
+		return;
+	memcpy(w->pong, p, n);
+	w->pong_len = n;
+	w->pong_due = 1;
+	if (w->owed_since == 0)
+		w->owed_since = now_ms();
+	(void)flush(c);
 }
 
 /* Add a frame to what is to be sent; a client masks it. */
@@ -512,9 +561,27 @@ keepalive_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct ws_conn	*w = arg;
 	struct conn	 c;
+	uint64_t	 now = now_ms();
 
+	if (w->cut)
+		return;
+	/*
+	 * A peer that left our pong unread for a whole interval reads
+	 * nothing: cut it.  The shutdown wakes its conn, whose next read
+	 * or write fails with the reason.
+	 */
+	if (w->owed_since != 0 && now - w->owed_since >=
+	    (uint64_t)settings.ws_ping_interval_ms) {
+		w->cut = 1;
+		snprintf(w->why, sizeof(w->why), "WebSocket peer left our "
+		    "pong unread for %.1fs; cut", (now - w->owed_since) /
+		    1000.0);
+		(void)shutdown(w->fd, SHUT_RDWR);
+		return;
+	}
 	if (w->phase != PH_OPEN || w->close_sent ||
-	    now_ms() - w->last_in < (uint64_t)settings.ws_ping_interval_ms / 2)
+	    now - w->last_in < (uint64_t)settings.ws_ping_interval_ms / 2 ||
+	    evbuffer_get_length(w->pending) > 0)
 		return;
 	/* Not tied to a conn, which may move: one stands in to send. */
 	memset(&c, 0, sizeof(c));
@@ -613,10 +680,9 @@ static int
 origin_allowed(const struct endpoint *ep, const struct ws_request *r)
 {
 	const struct ws_endpoint	*w = WS(ep);
-	const char			*host, *end;
 	char				 name[256];
 	struct in_addr			 a4;
-	size_t				 i, n;
+	size_t				 i;
 
 	/*
 	 * A browser always sends Origin on a WebSocket upgrade, and a page
@@ -629,17 +695,8 @@ origin_allowed(const struct endpoint *ep, const struct ws_request *r)
 		if (strcmp(w->origins[i], "*") == 0 ||
 		    strcasecmp(w->origins[i], r->origin) == 0)
 			return (1);
-	if ((host = strstr(r->origin, "://")) == NULL)
+	if (ws_origin_host(r->origin, name, sizeof(name)) == -1)
 		return (0);
-	host += 3;
-	if (host[0] == '[')
-		end = strchr(host, ']') != NULL ? strchr(host, ']') + 1 : NULL;
-	else
-		end = host + strcspn(host, ":/");
-	if (end == NULL || (n = end - host) >= sizeof(name))
-		return (0);
-	memcpy(name, host, n);
-	name[n] = '\0';
 	if (strcasecmp(name, "localhost") == 0 || strcmp(name, "[::1]") == 0 ||
 	    (inet_pton(AF_INET, name, &a4) == 1 &&
 	    (ntohl(a4.s_addr) >> 24) == 127))
@@ -894,10 +951,10 @@ unframe(struct conn *c, uint8_t *buf, size_t len)
 				if (w->f.opcode == WS_OP_CLOSE) {
 					if (peer_closed(c, ctl, w->f.len) < 0)
 						return (IO_ERROR);
-				} else if (w->f.opcode == WS_OP_PING &&
-				    !w->close_sent &&
-				    add_frame(w, WS_OP_PONG, ctl, w->f.len) == 0)
-					(void)flush(c);
+				} else if (w->f.opcode == WS_OP_PING)
+					ping_seen(c, ctl, w->f.len);
+				if (w->owed_since != 0)
+					break;
 				continue;
 			}
 			if (w->f.opcode == WS_OP_TEXT)
@@ -954,8 +1011,15 @@ ws_read(struct conn *c, void *buf, size_t len)
 	ssize_t		 n;
 
 	w->full = 0;
+	if (w->cut) {
+		c->why = w->why;
+		return (IO_ERROR);
+	}
 	if (w->read_ended)
 		return (w->read_result);
+	/* Nothing more is read while our pong waits for the peer. */
+	if (w->owed_since != 0 && (n = flush(c)) != 0)
+		return (n);
 	for (;;) {
 		if ((n = unframe(c, (uint8_t *)buf + done, len - done)) < 0)
 			break;
@@ -963,6 +1027,14 @@ ws_read(struct conn *c, void *buf, size_t len)
 		if (w->close_seen) {
 			n = IO_EOF;
 			break;
+		}
+		if (w->owed_since != 0) {
+			/* The pong did not go: the caller comes back. */
+			if (done > 0) {
+				w->full = 1;
+				return (done);
+			}
+			return (IO_WANT_WRITE);
 		}
 		if (done == len) {
 			/* The rest waits in w->in: ws_pending says so. */
@@ -1087,6 +1159,10 @@ ws_write(struct conn *c, const void *buf, size_t len)
 	ssize_t		 n, rv;
 	int		 framed;
 
+	if (w->cut) {
+		c->why = w->why;
+		return (IO_ERROR);
+	}
 	if (w->close_seen || w->close_sent) {
 		c->error = EPIPE;
 		return (IO_ERROR);

@@ -590,3 +590,37 @@ ws_response_parse(const char *buf, size_t len, const char *key,
 	}
 	return ((int)headlen);
 }
+
+/*
+ * The host of an Origin, SCHEME://HOST[:PORT], into host, brackets kept
+ * ("[::1]"): return 0, or -1 if origin is not of that form.  Only the
+ * end or a port may follow the host, so that "http://[::1]evil" or
+ * "http://localhost@evil" is no origin of [::1] or of localhost.
+ */
+int
+ws_origin_host(const char *origin, char *host, size_t len)
+{
+	const char	*h, *end;
+	size_t		 digits;
+
+	if ((h = strstr(origin, "://")) == NULL || h == origin)
+		return (-1);
+	h += 3;
+	if (*h == '[') {
+		if ((end = strchr(h, ']')) == NULL)
+			return (-1);
+		end++;
+	} else
+		end = h + strcspn(h, ":/?#@[]");
+	if (end == h || (size_t)(end - h) >= len)
+		return (-1);
+	if (*end == ':') {
+		digits = strspn(end + 1, "0123456789");
+		if (digits == 0 || digits > 5 || end[1 + digits] != '\0')
+			return (-1);
+	} else if (*end != '\0')
+		return (-1);
+	memcpy(host, h, end - h);
+	host[end - h] = '\0';
+	return (0);
+}

@@ -78,5 +78,6 @@ int		 ws_response_parse(const char *, size_t, const char *,
 void		 ws_accept_key(const char *, char [WS_ACCEPT_LEN + 1]);
 void		 ws_base64(const uint8_t *, size_t, char *);
 const char	*ws_status_text(int);
+int		 ws_origin_host(const char *, char *, size_t);
 
 #endif /* WS_FRAME_H */

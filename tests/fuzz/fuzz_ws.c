@@ -17,8 +17,9 @@
  *   with a reason;
  * - masking twice, from any offset, gives the bytes back;
  * - an accepted request ends at an empty line within the input, for the
- *   path asked, with a Host and a well-formed key; a refusal is one of
- *   the statuses the router answers, with a reason;
+ *   path asked, with a Host and a well-formed key, and the host taken
+ *   from its Origin is followed by nothing or a port; a refusal is one
+ *   of the statuses the router answers, with a reason;
  * - an accepted answer ends within the input and carries the right
  *   Sec-WebSocket-Accept, which for RFC 6455's sample key is the RFC's.
  */
@@ -92,6 +93,35 @@ frames(const uint8_t *p, size_t len, int masked)
 	}
 }
 
+/*
+ * An Origin's host, if taken, is in it right after "://", and only the
+ * end or ":" and 1-5 digits follow it.
+ */
+static void
+origin(const char *o)
+{
+	char		 host[256];
+	const char	*h, *rest;
+	size_t		 n;
+
+	if (ws_origin_host(o, host, sizeof(host)) == -1)
+		return;
+	h = strstr(o, "://");
+	CHECK(h != NULL && h != o, "a host without a scheme");
+	h += 3;
+	n = strlen(host);
+	CHECK(n > 0 && strncmp(h, host, n) == 0, "a host not after ://");
+	CHECK(host[0] == '[' ? host[n - 1] == ']' && strchr(host + 1, '[') ==
+	    NULL : strpbrk(host, ":/?#@[]") == NULL, "a host with a delimiter");
+	rest = h + n;
+	if (*rest == ':') {
+		n = strspn(rest + 1, "0123456789");
+		CHECK(n >= 1 && n <= 5 && rest[1 + n] == '\0',
+		    "something other than a port after the host");
+	} else
+		CHECK(*rest == '\0', "something after the host");
+}
+
 static const int statuses[] = { 400, 403, 404, 405, 426, 431 };
 
 static void
@@ -109,6 +139,8 @@ request(const char *p, size_t len)
 		CHECK(strcmp(r.path, "/diag") == 0, "another path");
 		CHECK(r.host[0] != '\0', "no Host");
 		CHECK(strlen(r.key) == WS_KEY_LEN, "a key of another length");
+		if (r.have_origin)
+			origin(r.origin);
 		return;
 	}
 	if (rv < 0) {

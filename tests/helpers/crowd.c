@@ -24,6 +24,11 @@
  *		cookie of its own and this process's pid, one after the
  *		other; closed at once, or with "hold" kept open until the
  *		process is killed; "advertise: sent=K of N"
+ *	crowd churn RATE SECONDS ADDR [SOURCE-IPV4]
+ *		for SECONDS, open RATE connections a second that never send
+ *		a byte, each kept until the peer closes it (or, past
+ *		CHURN_OPEN of them, the oldest goes); "churn: opened=K
+ *		closed-by-peer=C"
  *	crowd rejects N ADDR
  *		N connections that send garbage and must be answered with the
  *		runtime's UNKNOWN_MAGIC error frame, and closed;
@@ -73,6 +78,7 @@ usage(void)
 	    "       crowd advertise N ADDR [hold]\n"
 	    "       crowd stall\n"
 	    "       crowd cycles N ADDR\n"
+	    "       crowd churn RATE SECONDS ADDR [SOURCE-IPV4]\n"
 	    "       crowd rejects N ADDR\n");
 	exit(64);
 }
@@ -122,6 +128,25 @@ dial(void)
 		return (-1);
 	}
 	if (connect(fd, (struct sockaddr *)&target, target_len) == -1) {
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
+/* Start a connect that does not wait; return the descriptor or -1. */
+static int
+dial_nonblocking(void)
+{
+	int	 fd;
+
+	if ((fd = socket(target.ss_family, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) == -1)
+		return (-1);
+	if ((source.sin_family == AF_INET && bind(fd,
+	    (struct sockaddr *)&source, sizeof(source)) == -1) ||
+	    (connect(fd, (struct sockaddr *)&target, target_len) == -1 &&
+	    errno != EINPROGRESS)) {
 		close(fd);
 		return (-1);
 	}
@@ -281,6 +306,48 @@ cmd_hold(long n, long seconds)
 	return (opened == n ? 0 : 1);
 }
 
+#define CHURN_OPEN	2000
+
+static int
+cmd_churn(long rate, long seconds)
+{
+	struct pollfd	 pfd[CHURN_OPEN];
+	int64_t		 start = now_ms(), end = start + seconds * 1000;
+	long		 opened = 0, by_peer = 0, i, next = 0;
+	char		 buf[64];
+
+	for (i = 0; i < CHURN_OPEN; i++) {
+		pfd[i].fd = -1;
+		pfd[i].events = POLLIN;
+	}
+	while (now_ms() < end) {
+		/* Behind the rate: open the next one, the oldest making room. */
+		while (opened < (now_ms() - start) * rate / 1000) {
+			if (pfd[next].fd != -1)
+				close(pfd[next].fd);
+			if ((pfd[next].fd = dial_nonblocking()) != -1)
+				opened++;
+			next = (next + 1) % CHURN_OPEN;
+		}
+		if (poll(pfd, CHURN_OPEN, 1) <= 0)
+			continue;
+		for (i = 0; i < CHURN_OPEN; i++) {
+			if (pfd[i].fd == -1 || pfd[i].revents == 0)
+				continue;
+			if (read(pfd[i].fd, buf, sizeof(buf)) <= 0) {
+				close(pfd[i].fd);
+				pfd[i].fd = -1;
+				by_peer++;
+			}
+		}
+	}
+	for (i = 0; i < CHURN_OPEN; i++)
+		if (pfd[i].fd != -1)
+			close(pfd[i].fd);
+	printf("churn: opened=%ld closed-by-peer=%ld\n", opened, by_peer);
+	return (0);
+}
+
 static int
 cmd_dribble(long n, long interval, long seconds)
 {
@@ -388,6 +455,15 @@ main(int argc, char *argv[])
 				usage();
 		}
 		return (cmd_hold(atol(argv[2]), atol(argv[3])));
+	}
+	if (strcmp(argv[1], "churn") == 0 && (argc == 5 || argc == 6)) {
+		parse_addr(argv[4]);
+		if (argc == 6) {
+			source.sin_family = AF_INET;
+			if (inet_pton(AF_INET, argv[5], &source.sin_addr) != 1)
+				usage();
+		}
+		return (cmd_churn(atol(argv[2]), atol(argv[3])));
 	}
 	if (strcmp(argv[1], "cycles") == 0 && argc == 4) {
 		parse_addr(argv[3]);

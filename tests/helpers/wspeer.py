@@ -24,6 +24,11 @@
 #   raw HOST PORT CASE
 #       a hostile client on a plain socket: prints "status N" for the HTTP
 #       answer, then "close N" for the close code, or "closed".
+#   flood HOST PORT MIB SECONDS [park]
+#       after the upgrade (and, with park, an advertise), pings of 125
+#       bytes, MIB MiB of them, never reading a pong: prints "sent N" when
+#       all went, "stalled N" when the router took no more for SECONDS,
+#       or "cut N" when it ended the connection, N the bytes it took.
 #
 # Events: one line each, "request LEN whole|split SET ID", "stream-end N
 # SHA256", "advertise PID".
@@ -300,6 +305,54 @@ def park(s, rest):
     return 0
 
 
+def upgrade(host, port):
+    s = socket.create_connection((host, port), timeout=30)
+    s.sendall(("GET /diag HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket"
+               "\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n" %
+               (host, port)).encode())
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        d = s.recv(4096)
+        if not d:
+            raise SystemExit("closed before the upgrade")
+        buf += d
+    if not buf.startswith(b"HTTP/1.1 101"):
+        raise SystemExit("upgrade refused: " + buf.split(b"\r\n")[0].decode())
+    return s
+
+
+def flood(host, port, mib, seconds, park):
+    """Pings and never a read: what the router holds for us is bounded."""
+    import select
+    s = upgrade(host, port)
+    mask = b"\x01\x02\x03\x04"
+    if park:
+        adv = b"ADVR_V1\0" + os.urandom(16) + struct.pack("<QH", os.getpid(), 0)
+        s.sendall(b"\x82" + bytes([0x80 | len(adv)]) + mask +
+                  bytes(b ^ mask[i % 4] for i, b in enumerate(adv)))
+    ping = b"\x89\xfd" + mask + bytes(b ^ mask[i % 4]
+                                     for i, b in enumerate(b"p" * 125))
+    chunk = ping * 8192
+    total, want = 0, mib * 1024 * 1024
+    s.setblocking(False)
+    view, off = memoryview(chunk), 0
+    while total < want:
+        _, w, _ = select.select([], [s], [], seconds)
+        if not w:
+            print("stalled %d" % total)
+            return 0
+        try:
+            n = s.send(view[off:])
+        except (BrokenPipeError, ConnectionResetError):
+            print("cut %d" % total)
+            return 0
+        total += n
+        off = (off + n) % len(chunk)
+    print("sent %d" % total)
+    return 0
+
+
 def read_frame(conn, buf):
     """One frame from conn: (opcode, masked, payload, rest), or None."""
     while True:
@@ -396,6 +449,9 @@ def main(argv):
         return rawserver(args[1], args[2])
     if cmd == "raw":
         return raw(args[1], int(args[2]), args[3])
+    if cmd == "flood":
+        return flood(args[1], int(args[2]), int(args[3]), float(args[4]),
+                     len(args) > 5 and args[5] == "park")
     print("usage: see the comment at the top", file=sys.stderr)
     return 2
 

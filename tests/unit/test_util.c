@@ -9,6 +9,10 @@
 
 #include "config.h"
 
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,9 +37,36 @@ bad(const char *s)
 	ok(parse_ms(s, &ms) == -1 && ms == 12345, "\"%s\" is refused", s);
 }
 
+/* The peer an address is: loopback as one, v4-mapped as the v4 one. */
+static void
+peer(const char *addr, const char *want)
+{
+	union sockaddr_inet	 a, w;
+	uint8_t			 key[16], wkey[16];
+	size_t			 len = 0, wlen = 0;
+
+	memset(&a, 0, sizeof(a));
+	memset(&w, 0, sizeof(w));
+	if (inet_pton(AF_INET, addr, &a.sin.sin_addr) == 1)
+		a.sin.sin_family = AF_INET;
+	else if (inet_pton(AF_INET6, addr, &a.sin6.sin6_addr) == 1)
+		a.sin6.sin6_family = AF_INET6;
+	if (inet_pton(AF_INET, want, &w.sin.sin_addr) == 1)
+		w.sin.sin_family = AF_INET;
+	else if (inet_pton(AF_INET6, want, &w.sin6.sin6_addr) == 1)
+		w.sin6.sin6_family = AF_INET6;
+	ok(sockaddr_peer(&a.sa, key, &len) == 0 &&
+	    sockaddr_peer(&w.sa, wkey, &wlen) == 0 && len == wlen &&
+	    memcmp(key, wkey, len) == 0, "%s is the peer %s", addr, want);
+}
+
 int
 main(void)
 {
+	union sockaddr_inet	 a, b;
+	uint8_t			 ka[16], kb[16];
+	size_t			 la, lb;
+
 	static const char *const refused[] = {
 		"", "s", "ms", ".", ".s", "nan", "NaN", "nans", "-nan", "inf",
 		"INF", "infinity", "-inf", "1e3", "1E3", "1e309", "0x10",
@@ -45,6 +76,23 @@ main(void)
 		"9223372036854775808", "4294967296ms",
 	};
 	size_t	 i;
+
+	peer("127.0.0.1", "127.0.0.1");
+	peer("127.3.4.5", "127.0.0.1");
+	peer("::1", "127.0.0.1");
+	peer("::ffff:127.9.9.9", "127.0.0.1");
+	peer("::ffff:10.1.2.3", "10.1.2.3");
+	peer("2001:db8::1", "2001:db8::1");
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.sin.sin_family = b.sin.sin_family = AF_INET;
+	inet_pton(AF_INET, "10.0.0.1", &a.sin.sin_addr);
+	inet_pton(AF_INET, "10.0.0.2", &b.sin.sin_addr);
+	ok(sockaddr_peer(&a.sa, ka, &la) == 0 &&
+	    sockaddr_peer(&b.sa, kb, &lb) == 0 && memcmp(ka, kb, 4) != 0,
+	    "10.0.0.1 and 10.0.0.2 are two peers");
+	a.sa.sa_family = AF_UNIX;
+	ok(sockaddr_peer(&a.sa, ka, &la) == -1, "AF_UNIX is no address peer");
 
 	good("0", 0);
 	good("0s", 0);

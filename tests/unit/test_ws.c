@@ -145,11 +145,53 @@ test_mask(void)
 	ok(memcmp(p, want, 64) == 0, "masking twice gives the bytes back");
 }
 
+/* An Origin's host: only the end or a port may follow it. */
+static void
+test_origin(void)
+{
+	static const struct {
+		const char	*origin, *host;
+	} cases[] = {
+		{ "http://localhost", "localhost" },
+		{ "https://app.example:8443", "app.example" },
+		{ "http://[::1]", "[::1]" },
+		{ "http://[::1]:8080", "[::1]" },
+		{ "http://127.0.0.1:1", "127.0.0.1" },
+		{ "http://[::1]evil", NULL },
+		{ "http://[::1]:80x", NULL },
+		{ "http://localhost@evil.example", NULL },
+		{ "http://localhost:80evil", NULL },
+		{ "http://localhost:", NULL },
+		{ "http://localhost:123456", NULL },
+		{ "http://localhost/", NULL },
+		{ "http://[::1", NULL },
+		{ "http://", NULL },
+		{ "://localhost", NULL },
+		{ "null", NULL },
+	};
+	char	 host[64];
+	size_t	 i;
+	int	 rv;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rv = ws_origin_host(cases[i].origin, host, sizeof(host));
+		if (cases[i].host != NULL)
+			ok(rv == 0 && strcmp(host, cases[i].host) == 0,
+			    "origin %s: host %s", cases[i].origin,
+			    cases[i].host);
+		else
+			ok(rv == -1, "origin %s: refused", cases[i].origin);
+	}
+	ok(ws_origin_host("http://a-host-too-long", host, 8) == -1,
+	    "a host longer than the buffer: refused");
+}
+
 int
 main(void)
 {
 	test_frames();
 	test_mask();
 	test_upgrade();
+	test_origin();
 	return (tap_done());
 }
