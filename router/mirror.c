@@ -224,11 +224,21 @@ mirror_runtime_known(struct runtime *rt)
 	m->count++;
 	rt->mirrored = e;
 
-	/* Its command line says what it stands for, then the app's. */
+	/*
+	 * Its command line says what it stands for, and never the app's
+	 * own: a stand-in's argv is every local user's to read (ps,
+	 * /proc/PID/cmdline), while the runtime lets only its own uid ask
+	 * for its command line, which may carry its secrets.  It stays
+	 * behind ProcessInfo, on the 0600 names, judged by the ACL.  What
+	 * that costs: dotnet-trace ps, which reads /proc/PID/cmdline, shows
+	 * these words and not the app's arguments.  No option puts them
+	 * back: it would show one user's secrets to all for a column that
+	 * ProcessInfo, and dsroute ps (a LIST through a name), give whoever
+	 * may see them.
+	 */
 	snprintf(what, sizeof(what), "[dsroute stand-in for pid %" PRIu64
 	    " on %s]", rt->advertise.pid, rt->route->endpoint[rt->side].name);
-	if (standin_start(&e->standin, rt->app, what, rt->info->cmdline, err,
-	    sizeof(err)) == -1)
+	if (standin_start(&e->standin, rt->app, what, err, sizeof(err)) == -1)
 		goto fail;
 	spid = e->standin.pid;
 	event_assign(&e->lifeline, base, e->standin.fd, EV_READ,

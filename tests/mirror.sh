@@ -34,11 +34,60 @@ SB=$(standin_of d "$B")
 # The stand-ins, as the tools see them: a local process named after the app.
 is "a's stand-in is named after its app" "$(cat /proc/$SA/comm)" "Orders.Api"
 is "b's stand-in is named after its app" "$(cat /proc/$SB/comm)" "Billing"
-like "a's stand-in's command line says what it stands for" \
+is "a's stand-in's command line says what it stands for, and no more" \
     "$(tr '\0' ' ' </proc/$SA/cmdline)" \
-    "^Orders\.Api \[dsroute stand-in for pid $A on uds:$T/rt\.sock\] fakert "
+    "Orders.Api [dsroute stand-in for pid $A on uds:$T/rt.sock] "
 is "the stand-ins are the router's children" \
     "$(awk '{ print $4 }' /proc/$SA/stat)" "$(pid_of d)"
+
+# A command line may carry secrets, which the runtime gives its own uid
+# alone (ProcessInfo); a stand-in's argv is every local user's to read.
+# So it holds the app's name and fixed words, never the app's words.
+start_fakert v --connect "$T/rt.sock" --name Vault.Api -- --password=Hunter2
+V=$(pid_of v)
+check "a runtime whose command line holds a secret is mirrored" \
+    wait_for 10 eval '[ -n "$(standin_of d $V)" ]'
+SV=$(standin_of d "$V")
+is "... its stand-in's /proc cmdline: the name and fixed words" \
+    "$(tr '\0' ' ' </proc/$SV/cmdline)" \
+    "Vault.Api [dsroute stand-in for pid $V on uds:$T/rt.sock] "
+is "... ps -o args= shows the same" "$(ps -o args= -p "$SV")" \
+    "Vault.Api [dsroute stand-in for pid $V on uds:$T/rt.sock]"
+is "... its comm is the app's name" "$(cat /proc/$SV/comm)" Vault.Api
+is "... no trace of the secret in its cmdline, comm or environ" \
+    "$(cat /proc/$SV/cmdline /proc/$SV/comm /proc/$SV/environ |
+    grep -ac Hunter2)" 0
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	$nobody cat "/proc/$SV/cmdline" >"$T/nobody.cmdline" 2>&1
+	is "uid 65534 reads the stand-in's command line" "$?" 0
+	like "... which names the app and what it stands for" \
+	    "$(tr '\0' ' ' <"$T/nobody.cmdline")" "^Vault\.Api \[dsroute stand-in "
+	is "... and not the secret" "$(grep -ac Hunter2 "$T/nobody.cmdline")" 0
+	is "... nor in its ps" \
+	    "$($nobody ps -o args= -p "$SV" | grep -c Hunter2)" 0
+	# dsroute ps asks the mirror through a 0600 name: not for uid 65534.
+	chmod 711 "$T"
+	chmod 755 "$M"
+	$nobody "$DSROUTE" ps "dir:$M" >"$T/nobody.ps" 2>"$T/nobody.pserr"
+	chmod 700 "$M" "$T"
+	like "dsroute ps as uid 65534 lists the stand-in" \
+	    "$(grep "^ *$SV " "$T/nobody.ps")" "^ *$SV +$V +Vault\.Api +uds:"
+	is "... but not the command line, and says nothing of it" \
+	    "$(cat "$T/nobody.ps" "$T/nobody.pserr" | grep -c Hunter2)" 0
+	is "... nor on its standard error" "$(cat "$T/nobody.pserr")" ""
+else
+	skip "uid 65534 reads the stand-in's command line" "not root"
+fi
+check "ProcessInfo on its name, for the router's uid, has the command line" \
+    tool --timeout 10 "$M/$(stable_of "$V")" processinfo
+like "... the app's own, secret included" "$(cat "$T/tool.out")" \
+    "^pid=$V .*cmdline=fakert .*--name Vault\.Api -- --password=Hunter2 os="
+"$DSROUTE" ps "dir:$M" >"$T/owner.ps" 2>&1
+like "dsroute ps for the router's uid shows it, asked of the mirror" \
+    "$(grep "^ *$SV " "$T/owner.ps")" \
+    "^ *$SV +$V +Vault\.Api +uds:.* fakert .*-- --password=Hunter2$"
+stop v
 
 # Their names: the plain one, the router's one not older, and a stable one.
 is "a has two default-socket names, after its stand-in" \
