@@ -642,6 +642,7 @@ os_usage(void)
 	    "[--stream-chunk N]\n"
 	    "                 [--events FILE] [--exit-after N] [--name NAME] "
 	    "[--info-pid N]\n"
+	    "                 [-- WORD...]\n"
 	    "PIPE is a pipe name or \\\\.\\pipe\\NAME\n");
 	exit(1);
 }

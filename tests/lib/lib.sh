@@ -313,6 +313,12 @@ standin_of() {
 	    "$T/$1.err" | tail -n 1
 }
 
+# state PID: the one-letter state of a process, empty when it is gone (a
+# zombie, Z, still answers kill -0).
+state() {
+	sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null
+}
+
 # plain DIR STANDIN: the stand-in's plain default-socket name.
 plain() {
 	ls "$1" | grep -E "^dotnet-diagnostic-$2-[0-9]+-socket$" | sed "s|^|$1/|"
