@@ -630,6 +630,68 @@ ipc_default_socket_parse(const char *path, int routers,
 	return (1);
 }
 
+/*
+ * If name, a pipe's, NAME or \\.\pipe\NAME, is a runtime's default
+ * diagnostic port on Windows, dotnet-diagnostic-<pid>, or with routers
+ * non-zero also a router's, dotnet-diagnostic-dsrouter-<pid>, fill dn
+ * (its key is 0: the name has none) and return 1.  Windows compares the
+ * names of pipes without case, so this does too.
+ */
+int
+ipc_default_pipe_parse(const char *name, int routers, struct default_name *dn)
+{
+	const char	*p = name;
+	char		*end;
+	long		 v;
+
+	if (strncasecmp(p, "\\\\.\\pipe\\", 9) == 0)
+		p += 9;
+	if (strncasecmp(p, "dotnet-diagnostic-", 18) != 0)
+		return (0);
+	p += 18;
+	dn->router = 0;
+	if (routers && strncasecmp(p, "dsrouter-", 9) == 0) {
+		p += 9;
+		dn->router = 1;
+	}
+	if (*p < '1' || *p > '9')
+		return (0);
+	errno = 0;
+	v = strtol(p, &end, 10);
+	if (*end != '\0' || errno != 0 || v > INT32_MAX)
+		return (0);
+	dn->pid = v;
+	dn->key = 0;
+	return (1);
+}
+
+/*
+ * Whether Windows opens the pipe NAME (after \\.\pipe\) as it is
+ * written.  It makes a path of it first: a "." part goes, a ".." part
+ * takes the one before it along, dots and spaces at the end go, so that
+ * dotnet-diagnostic-12. is the pipe dotnet-diagnostic-12 (wine does the
+ * same).  A name with a part that ends in a dot or a space, or an empty
+ * part (no pipe needs one), is not plain: refused, so that the name
+ * dsroute checks (ipc_default_pipe_parse) is the pipe it opens.
+ */
+int
+ipc_pipe_name_plain(const char *name)
+{
+	const char	*part = name, *end;
+	size_t		 n;
+
+	for (;;) {
+		if ((end = strchr(part, '\\')) == NULL)
+			end = part + strlen(part);
+		n = (size_t)(end - part);
+		if (n == 0 || part[n - 1] == '.' || part[n - 1] == ' ')
+			return (0);	/* and so "." and ".." */
+		if (*end == '\0')
+			return (1);
+		part = end + 1;
+	}
+}
+
 /* Read a little-endian u32, as payload fields are. */
 uint32_t
 ipc_get32(const uint8_t *p)

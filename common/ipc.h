@@ -130,6 +130,9 @@ void		 ipc_process_info_name(const struct process_info *, char *,
 void		 ipc_cookie_hex(const uint8_t [IPC_COOKIE_LEN], char [33]);
 int		 ipc_default_socket_parse(const char *, int,
 		    struct default_name *);
+int		 ipc_default_pipe_parse(const char *, int,
+		    struct default_name *);
+int		 ipc_pipe_name_plain(const char *);
 uint32_t	 ipc_get32(const uint8_t *);
 uint16_t	 ipc_get16(const uint8_t *);
 uint64_t	 ipc_get64(const uint8_t *);

@@ -520,6 +520,191 @@ sockfile_dir_check(const char *dir, char *err, size_t len)
 	return (0);
 }
 
+/* A value of /proc/sys/fs (fs.protected_symlinks, ...), or -1. */
+static int
+fs_sysctl(const char *name)
+{
+	char	 path[64], buf[16];
+	FILE	*fp;
+	int	 v = -1;
+
+	snprintf(path, sizeof(path), "/proc/sys/fs/%s", name);
+	if ((fp = fopen(path, "re")) == NULL)
+		return (-1);
+	if (fgets(buf, sizeof(buf), fp) != NULL)
+		v = atoi(buf);
+	fclose(fp);
+	return (v);
+}
+
+/* Whether uid may own a directory on the way to dumps. */
+static int
+dump_dir_trusted(uid_t uid, uid_t also)
+{
+	return (uid == 0 || uid == geteuid() || uid == also);
+}
+
+/*
+ * A dump directory that others may write, though sticky: it is safe
+ * only where the kernel follows no link and opens no file that someone
+ * else planted in it, which Linux does for a sticky directory that all
+ * may write, with fs.protected_symlinks and fs.protected_regular on,
+ * and for no directory only its group may write (protected_symlinks
+ * leaves those out).  Return 0, or -1 with the reason in err.
+ */
+static int
+dump_dir_shared(const char *path, mode_t mode, char *err, size_t len)
+{
+	int	 links, files;
+
+	if ((mode & S_IWOTH) == 0) {
+		snprintf(err, len, "directory %s is writable by its group: "
+		    "the kernel refuses planted links only in a sticky "
+		    "directory that all may write; chmod g-w", path);
+		return (-1);
+	}
+	links = fs_sysctl("protected_symlinks");
+	files = fs_sysctl("protected_regular");
+	if (links < 1 || files < 1) {
+		snprintf(err, len, "directory %s is sticky and writable by "
+		    "all, but this kernel follows links and opens files that "
+		    "others plant there (fs.protected_symlinks=%d, "
+		    "fs.protected_regular=%d): set both to 1, or use a "
+		    "directory others cannot write", path, links, files);
+		return (-1);
+	}
+	return (0);
+}
+
+/*
+ * One directory on the way to a dump directory, top (the dump directory
+ * itself) or above it: a directory, or a link to one, of root's, this
+ * router's or also's, writable by its group or others only if sticky.
+ * Return 0, 1 if it is not there, or -1 with the reason in err.
+ */
+static int
+dump_dir_step(const char *path, const char *top, uid_t also, char *err,
+    size_t len)
+{
+	struct stat	 st;
+	char		 where[PATH_MAX + 16] = "";
+	int		 rv;
+
+	if (strcmp(path, top) != 0)
+		snprintf(where, sizeof(where), " (above %s)", top);
+	if ((rv = lstat(path, &st)) == 0 && S_ISLNK(st.st_mode)) {
+		if (!dump_dir_trusted(st.st_uid, also)) {
+			snprintf(err, len, "%s%s is a link of uid %lu, who "
+			    "could point it elsewhere", path, where,
+			    (unsigned long)st.st_uid);
+			return (-1);
+		}
+		rv = stat(path, &st);
+	}
+	if (rv == -1) {
+		if (errno == ENOENT) {
+			snprintf(err, len, "there is no directory %s on this "
+			    "host", path);
+			return (1);
+		}
+		snprintf(err, len, "cannot check directory %s%s: %s", path,
+		    where, strerror(errno));
+		return (-1);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, len, "%s%s is a %s, not a directory", path,
+		    where, sockfile_kind(st.st_mode));
+		return (-1);
+	}
+	if (!dump_dir_trusted(st.st_uid, also)) {
+		snprintf(err, len, "directory %s%s belongs to uid %lu, who "
+		    "could put a link where a dump goes; use a directory of "
+		    "root's or of this router's user", path, where,
+		    (unsigned long)st.st_uid);
+		return (-1);
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) == 0)
+		return (0);
+	if ((st.st_mode & S_ISVTX) == 0) {
+		snprintf(err, len, "directory %s%s is writable by %s and not "
+		    "sticky: anyone who may write it could put a link where a "
+		    "dump goes; chmod go-w", path, where,
+		    (st.st_mode & S_IWOTH) ? "others" : "its group");
+		return (-1);
+	}
+	/* Above: nobody else may move a name of a sticky directory away. */
+	if (*where != '\0')
+		return (0);
+	return (dump_dir_shared(path, st.st_mode, err, len));
+}
+
+/*
+ * The directories of path from the root down to path itself, each
+ * checked by dump_dir_step: the first that is refused or not there ends
+ * the walk.
+ */
+static int
+dump_dir_walk(const char *path, uid_t also, char *err, size_t len)
+{
+	char	 prefix[PATH_MAX];
+	size_t	 n = strlen(path), i;
+	int	 rv;
+
+	if (n >= sizeof(prefix)) {
+		snprintf(err, len, "directory %s: the path is too long", path);
+		return (-1);
+	}
+	if ((rv = dump_dir_step("/", path, also, err, len)) != 0)
+		return (rv);
+	for (i = 1; i <= n; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		if (path[i - 1] == '/')
+			continue;	/* "//", or the root again */
+		memcpy(prefix, path, i);
+		prefix[i] = '\0';
+		if ((rv = dump_dir_step(prefix, path, also, err, len)) != 0)
+			return (rv);
+	}
+	return (0);
+}
+
+/*
+ * Whether the directory a runtime writes dumps to (dump-dir=, an
+ * absolute path without ..) is safe from the other users of this host:
+ * whoever may write it, or a directory above it, can put a link where
+ * the next dump goes and read the dump, or have the runtime overwrite a
+ * file of its user's.  So the directory and each one above it must
+ * belong to root, to this router's uid or to also (the user it drops
+ * to, or -1), and be writable by group or others only if sticky (where
+ * nobody else can move a name away; the directory itself then as
+ * dump_dir_shared says).  The directories above count because whoever
+ * may rename one of them can put a directory of his own in place of the
+ * whole; and because only trusted users can change a path that passes,
+ * it stays as checked.  Both the path as given and the one its links
+ * lead to are walked: a link is as safe as its owner and the directory
+ * it is in, its target as the directories above that.  Return 0 if it is safe, -1 with the reason
+ * in err if not, and 1 with a note in err when there is no such
+ * directory on this host (the runtime may see another filesystem).
+ */
+int
+platform_dump_dir_check(const char *dir, uid_t also, char *err, size_t len)
+{
+	char	 real[PATH_MAX];
+	int	 rv;
+
+	if ((rv = dump_dir_walk(dir, also, err, len)) != 0)
+		return (rv);
+	if (realpath(dir, real) == NULL) {
+		snprintf(err, len, "cannot check directory %s: %s", dir,
+		    strerror(errno));
+		return (-1);
+	}
+	if (strcmp(real, dir) == 0)
+		return (0);
+	return (dump_dir_walk(real, also, err, len));
+}
+
 /* Whether the directory's path still leads to the directory checked. */
 static int
 same_directory(const struct sockdir *d)

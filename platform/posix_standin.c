@@ -5,7 +5,10 @@
  * diagnostic tools to find (standin.h).
  *
  * A stand-in is this program run again, with argv[0] the remote app's
- * name and its command line saying what it stands for.  It is run from a
+ * name and its command line saying what it stands for, in fixed words
+ * and nothing else.  Whatever is in a stand-in's argv every local user
+ * reads (ps, /proc/PID/cmdline), so the app's own command line, which
+ * may hold its secrets, is never there (see mirror.c).  It is run from a
  * descriptor of our own binary opened through /proc/self/exe (at
  * standin_init(), or at the first start): that needs no path that a
  * chroot, a mount namespace or a package upgrade may have changed since,
@@ -17,8 +20,8 @@
  * and it blanks it.  A variable left over in a user's environment does
  * not turn dsroute into a stand-in (FD must be a socket and PPID our
  * parent), nor is such a dsroute a router: it stops, saying why, since a
- * stand-in's command line is a remote app's and must never be read as
- * dsroute's options.
+ * stand-in's command line (a remote app's name, what it stands for) must
+ * never be read as dsroute's options.
  *
  * The lifeline is a socketpair.  The stand-in blocks reading its end and
  * exits at EOF, when we close ours or die; our end reads EOF when the
@@ -51,7 +54,7 @@
 
 #define STANDIN_ENV	"DSROUTE_STANDIN"
 #define STANDIN_FD	3		/* its lifeline, in the stand-in */
-#define STANDIN_WORDS	256		/* most words of what + cmdline */
+#define STANDIN_WORDS	32		/* most words of what */
 
 extern char	**environ;
 
@@ -124,18 +127,17 @@ fail:
 }
 
 /*
- * Start a stand-in called name, its command line name, the words of
- * what and those of cmdline (which may be NULL).  Return -1 with a
- * message in err if it cannot start.  This waits for its exec (a
- * pipe closed on exec), so that a failure is told here, not later.
+ * Start a stand-in called name, its command line name then the words of
+ * what.  Return -1 with a message in err if it cannot start.  This
+ * waits for its exec (a pipe closed on exec), so that a failure is told
+ * here, not later.
  */
 int
 standin_start(struct standin *s, const char *name, const char *what,
-    const char *cmdline, char *err, size_t errlen)
+    char *err, size_t errlen)
 {
 	char		*argv[STANDIN_WORDS + 2], *envp[2], env[64];
-	char		*words = NULL, *rest;
-	size_t		 wlen, clen;
+	char		*words;
 	int		 life[2], report[2], argc = 0, e;
 	sigset_t	 all, saved;
 	struct proc_info pi;
@@ -156,20 +158,13 @@ standin_start(struct standin *s, const char *name, const char *what,
 		return (-1);
 	}
 
-	/* Its command line: what it stands for, then the remote one. */
-	wlen = strlen(what);
-	clen = cmdline != NULL ? strnlen(cmdline, STANDIN_CMDLINE_MAX) : 0;
-	if ((words = malloc(wlen + 1 + clen + 1)) == NULL) {
+	/* Its command line: its name, then what it stands for. */
+	if ((words = strdup(what)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return (-1);
 	}
-	memcpy(words, what, wlen + 1);
-	rest = words + wlen + 1;
-	memcpy(rest, cmdline != NULL ? cmdline : "", clen);
-	rest[clen] = '\0';
 	argv[argc++] = (char *)name;
 	standin_words(words, argv, &argc);
-	standin_words(rest, argv, &argc);
 	argv[argc] = NULL;
 	snprintf(env, sizeof(env), "%s=%d:%ld", STANDIN_ENV, STANDIN_FD,
 	    (long)getpid());
@@ -293,8 +288,9 @@ standin_main(int argc, char *argv[])
 	if ((v = getenv(STANDIN_ENV)) == NULL)
 		return (-1);
 	/*
-	 * A stand-in's command line is a remote app's: one that cannot be
-	 * a stand-in must never read it as dsroute's options.
+	 * A stand-in's command line is a remote app's name and words of
+	 * ours: one that cannot be a stand-in must never read it as
+	 * dsroute's options.
 	 */
 	if (argc < 1 || argv[0] == NULL || standin_env(v, &fd, &parent) == -1) {
 		dprintf(STDERR_FILENO, "dsroute: %s is set, but this is no "

@@ -15,9 +15,6 @@
 
 #include <stddef.h>
 
-/* How long a command line a stand-in shows: one page of its stack. */
-#define STANDIN_CMDLINE_MAX	4096
-
 struct standin {
 	pid_t			 pid;		/* -1 when none */
 	int			 fd;		/* our end of its lifeline, -1
@@ -29,7 +26,7 @@ struct standin {
 /* standin.c */
 int		 standin_init(char *, size_t);
 int		 standin_start(struct standin *, const char *, const char *,
-		    const char *, char *, size_t);
+		    char *, size_t);
 void		 standin_stop(struct standin *);
 unsigned long long standin_start_time(const struct standin *);
 int		 standin_main(int, char *[]);

@@ -376,6 +376,19 @@ sockfile_remove(struct sockfile *sf)
 	sf->made = 0;
 }
 
+/*
+ * dump-dir= is a POSIX path (acl.c takes no drive and no backslash):
+ * the directory of a runtime on another host, which cannot be checked
+ * from here.
+ */
+int
+platform_dump_dir_check(const char *dir, uid_t also, char *err, size_t len)
+{
+	snprintf(err, len, "directory %s is a POSIX path, not one of this "
+	    "Windows host", dir);
+	return (1);
+}
+
 /* Make a socket non-blocking; -1 on failure (not a socket). */
 int
 platform_nonblock(int fd)

@@ -23,7 +23,7 @@ standin_init(char *err, size_t len)
 
 int
 standin_start(struct standin *s, const char *app, const char *what,
-    const char *cmdline, char *err, size_t len)
+    char *err, size_t len)
 {
 	s->pid = -1;
 	s->fd = -1;

@@ -696,6 +696,19 @@ acl_set_dump_dir(struct acl_policy **pp, const char *v, char *err,
 	return (0);
 }
 
+/*
+ * The directory of dump-dir=, as given but for trailing slashes ("/" for
+ * the root), or NULL without one: for the router's start-up check of
+ * the directory itself (platform_dump_dir_check).
+ */
+const char *
+acl_dump_dir(const struct acl_policy *p)
+{
+	if (p == NULL || p->dump_dir == NULL)
+		return (NULL);
+	return (p->dump_dir[0] == '\0' ? "/" : p->dump_dir);
+}
+
 /* Add a pattern to a list of them; -1 when out of memory. */
 static int
 add_pattern(char ***list, size_t *n, const char *v, char *err, size_t len)

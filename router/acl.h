@@ -93,6 +93,7 @@ int		 acl_runtime_allowed(const struct acl_policy *,
 		    const struct acl_runtime *);
 int		 acl_set_dump_dir(struct acl_policy **, const char *, char *,
 		    size_t);
+const char	*acl_dump_dir(const struct acl_policy *);
 int		 acl_set_max_buffer(struct acl_policy **, const char *, char *,
 		    size_t);
 void		 acl_policy_free(struct acl_policy *);

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,7 @@ cli_reload(void)
 	struct config	 cfg;
 	struct settings	 st;
 	struct log_rec	 r;
+	char		 err[PATH_MAX + 1024];
 	int		 waiting;
 
 	if (config_path == NULL)
@@ -194,6 +196,19 @@ cli_reload(void)
 			log_str(&r, "result", "failed", LF_JSON);
 			log_str(&r, "config", config_path, LF_JSON);
 			log_u64(&r, "errors", cfg.nerrors, LF_JSON);
+			log_end(&r);
+		}
+		config_free(&cfg);
+		return (-1);
+	}
+	if (route_reload_check(&cfg.routes, err, sizeof(err)) == -1) {
+		if (log_begin(&r, LL_ERROR, "reload")) {
+			log_say(&r, "reload: %s: %s; the running configuration "
+			    "stays", config_path, err);
+			log_str(&r, "what", "config", LF_JSON);
+			log_str(&r, "result", "failed", LF_JSON);
+			log_str(&r, "config", config_path, LF_JSON);
+			log_str(&r, "error", err, LF_JSON);
 			log_end(&r);
 		}
 		config_free(&cfg);

@@ -282,6 +282,7 @@ void		 route_describe(struct route *);
 void		 route_stop_listening(struct route *);
 void		 route_free(struct route *);
 int		 route_reload_transports(void);
+int		 route_reload_check(struct route_list *, char *, size_t);
 void		 route_listener_freed(void);
 void		 route_offer_schedule(struct route *, int);
 void		 route_recheck(struct route *, int);

@@ -26,6 +26,11 @@
  * is known and disappears with its record (runtime.c): when its parked
  * connection dies or it stays away past the backend wait, when its socket
  * goes (found.c), or when the linked router stops listing it (link.c).
+ * Its names go at once and its stand-in STANDIN_GRACE_MS later: a tool
+ * lists the names, then reads each process's name and command line, and
+ * dotnet-trace ps fails whole (an unhandled InvalidOperationException)
+ * when a process it listed is gone by then.  So the names it can still
+ * list always lead to a live process.
  */
 
 #include "config.h"
@@ -51,6 +56,7 @@
 
 #define MIRROR_NAMES	3
 #define STANDIN_AGAIN	3
+#define STANDIN_GRACE_MS 2000		/* from its names' end to its own */
 
 struct mirror_listener {
 	struct mirror_entry	*entry;
@@ -68,20 +74,23 @@ struct mirror_entry {
 	struct standin		 standin;
 	struct event		 lifeline;	/* EOF: the stand-in ended */
 	int			 watched;
+	struct event		 grace;		/* its names gone: its end */
 	struct mirror_listener	 names[MIRROR_NAMES];
-	TAILQ_ENTRY(mirror_entry) entry;
+	TAILQ_ENTRY(mirror_entry) entry;	/* on entries, or leaving */
 };
 
 struct mirror {
 	struct route		*route;
 	int			 side;		/* the mirror's endpoint */
 	TAILQ_HEAD(, mirror_entry) entries;
+	TAILQ_HEAD(, mirror_entry) leaving;	/* names gone, in grace */
 	int			 count;
 };
 
 static void	 mirror_accept(struct evconnlistener *, evutil_socket_t,
 		    struct sockaddr *, int, void *);
 static void	 standin_ended(evutil_socket_t, short, void *);
+static void	 entry_end(evutil_socket_t, short, void *);
 
 /*
  * Start a route's mirror on its endpoint side.  The other endpoint is
@@ -126,6 +135,7 @@ mirror_start(struct route *r, int side, char *err, size_t len)
 	m->route = r;
 	m->side = side;
 	TAILQ_INIT(&m->entries);
+	TAILQ_INIT(&m->leaving);
 	r->mirror = m;
 	if (other->role == ROLE_CONNECT && other->peer == PEER_ROUTER)
 		return (link_start(r, OTHER_SIDE(side), err, len));
@@ -147,10 +157,16 @@ listener_close(struct mirror_entry *e, struct mirror_listener *l)
 	ep->transport->unlisten_name(&l->file);
 }
 
+/*
+ * A runtime leaves the mirror: its names go now, its stand-in after
+ * STANDIN_GRACE_MS (entry_end), or now if it has ended already or the
+ * mirror stops (now).
+ */
 static void
-entry_free(struct mirror_entry *e)
+entry_close(struct mirror_entry *e, int now)
 {
 	struct mirror	*m = e->mirror;
+	struct timeval	 tv;
 	int		 i;
 
 	/* The tools' names go first, so none finds a stand-in alone. */
@@ -158,11 +174,33 @@ entry_free(struct mirror_entry *e)
 		listener_close(e, &e->names[i]);
 	if (e->watched)
 		event_del(&e->lifeline);
-	standin_stop(&e->standin);
+	e->watched = 0;
 	if (e->runtime != NULL)
 		e->runtime->mirrored = NULL;
+	e->runtime = NULL;
 	TAILQ_REMOVE(&m->entries, e, entry);
 	m->count--;
+	TAILQ_INSERT_TAIL(&m->leaving, e, entry);
+	evtimer_assign(&e->grace, base, entry_end, e);
+	if (now || e->standin.pid == -1) {
+		entry_end(-1, 0, e);
+		return;
+	}
+	timeval_ms(&tv, STANDIN_GRACE_MS);
+	evtimer_add(&e->grace, &tv);
+}
+
+/* Its grace is over, or there is none: end the stand-in (child.c reaps). */
+static void
+entry_end(evutil_socket_t fd, short what, void *arg)
+{
+	struct mirror_entry	*e = arg;
+
+	(void)fd;
+	(void)what;
+	evtimer_del(&e->grace);
+	TAILQ_REMOVE(&e->mirror->leaving, e, entry);
+	standin_stop(&e->standin);
 	free(e);
 }
 
@@ -224,11 +262,21 @@ mirror_runtime_known(struct runtime *rt)
 	m->count++;
 	rt->mirrored = e;
 
-	/* Its command line says what it stands for, then the app's. */
+	/*
+	 * Its command line says what it stands for, and never the app's
+	 * own: a stand-in's argv is every local user's to read (ps,
+	 * /proc/PID/cmdline), while the runtime lets only its own uid ask
+	 * for its command line, which may carry its secrets.  It stays
+	 * behind ProcessInfo, on the 0600 names, judged by the ACL.  What
+	 * that costs: dotnet-trace ps, which reads /proc/PID/cmdline, shows
+	 * these words and not the app's arguments.  No option puts them
+	 * back: it would show one user's secrets to all for a column that
+	 * ProcessInfo, and dsroute ps (a LIST through a name), give whoever
+	 * may see them.
+	 */
 	snprintf(what, sizeof(what), "[dsroute stand-in for pid %" PRIu64
 	    " on %s]", rt->advertise.pid, rt->route->endpoint[rt->side].name);
-	if (standin_start(&e->standin, rt->app, what, rt->info->cmdline, err,
-	    sizeof(err)) == -1)
+	if (standin_start(&e->standin, rt->app, what, err, sizeof(err)) == -1)
 		goto fail;
 	spid = e->standin.pid;
 	event_assign(&e->lifeline, base, e->standin.fd, EV_READ,
@@ -259,7 +307,7 @@ mirror_runtime_known(struct runtime *rt)
 
 fail:
 	log_warning("%s: not mirrored: %s", name, err);
-	entry_free(e);
+	entry_close(e, 0);
 }
 
 /*
@@ -284,7 +332,7 @@ standin_ended(evutil_socket_t fd, short what, void *arg)
 	log_warning("%s (%s): its stand-in pid %ld ended%s", name, rt->app,
 	    (long)e->standin.pid, again ? "; another takes its place" :
 	    "; it was replaced too often: not mirrored");
-	entry_free(e);
+	entry_close(e, 1);
 	if (again)
 		mirror_runtime_known(rt);
 }
@@ -297,10 +345,9 @@ mirror_runtime_gone(struct runtime *rt)
 
 	if (e == NULL)
 		return;
-	log_debug("mirror: the stand-in pid %ld goes with its runtime",
-	    (long)e->standin.pid);
-	e->runtime = NULL;
-	entry_free(e);
+	log_debug("mirror: the stand-in pid %ld goes with its runtime, in "
+	    "%.1fs", (long)e->standin.pid, STANDIN_GRACE_MS / 1000.0);
+	entry_close(e, 0);
 }
 
 /* A tool connected to a runtime's name: a session bound to it. */
@@ -327,7 +374,10 @@ mirror_count(const struct route *r)
 	return (r->mirror != NULL ? r->mirror->count : 0);
 }
 
-/* Stop, remove every name and stand-in. */
+/*
+ * Stop, remove every name and end every stand-in now, those in their
+ * grace too: the router is going, and its stand-ins with it.
+ */
 void
 mirror_stop(struct route *r)
 {
@@ -338,7 +388,9 @@ mirror_stop(struct route *r)
 	link_stop(r);
 	found_stop(r);
 	while (!TAILQ_EMPTY(&m->entries))
-		entry_free(TAILQ_FIRST(&m->entries));
+		entry_close(TAILQ_FIRST(&m->entries), 1);
+	while (!TAILQ_EMPTY(&m->leaving))
+		entry_end(-1, 0, TAILQ_FIRST(&m->leaving));
 	free(m);
 	r->mirror = NULL;
 }

@@ -6,9 +6,10 @@
  * own operations, send LIST and read ENTRY frames up to the END
  * (docs/extension.md), in one poll() loop under one deadline.  Without
  * one, or with dir:[PATH], list the local mirror in PATH from its socket
- * files and its stand-ins' command lines, without any protocol; where
- * dir: is not available (Windows) there is no mirror, and an ENDPOINT
- * is needed.
+ * files and its stand-ins' command lines, and ask the mirror for the
+ * apps' own command lines, which no stand-in shows, with a LIST through
+ * one of those files; where dir: is not available (Windows) there is no
+ * mirror, and an ENDPOINT is needed.
  */
 
 #include "config.h"
@@ -43,13 +44,19 @@
 #define PS_READ_MAX	(2 * IPC_MESSAGE_MAX)
 #define MAXV(a, b)	((a) > (b) ? (a) : (b))
 
-/* A stand-in of the local mirror, as its directory and /proc show it. */
+/*
+ * A stand-in of the local mirror, as its directory and /proc show it,
+ * and its command line as the mirror lists it.
+ */
 struct standin_row {
 	long		 spid;		/* the stand-in's */
 	uint64_t	 pid;		/* the runtime's */
 	char		 name[64];
 	char		 where[160];
 	char		 port[1040];	/* --diagnostic-port */
+	char		 stable[1024];	/* its dsroute- name, or "" */
+	char		 cookie8[9];	/* in that name */
+	int		 asked;		/* its mirror was asked */
 	char		 cmdline[1024];
 };
 
@@ -64,6 +71,7 @@ static struct standin_row *rows;
 static char		**files;
 static struct endpoint	 router;	/* the one ps dials */
 static struct stream	 rconn;
+static char		 ps_why[512];	/* why the listing failed */
 
 /* The usage; a system without dir: (Windows) has no mirror to list. */
 static void __dead
@@ -106,6 +114,21 @@ die(const char *fmt, ...)
 	exit(1);
 }
 
+static int
+fail(const char *fmt, ...) __attribute__((__format__(__printf__, 1, 2)));
+
+/* Say why in ps_why, for the caller to tell or not, and return -1. */
+static int
+fail(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ps_why, sizeof(ps_why), fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
 /* Print s, cut to room characters (UTF-8) when room is not 0. */
 static void
 print_cut(const char *s, size_t room)
@@ -135,7 +158,7 @@ json_field(const char *key, const char *value, int first)
 }
 
 /* Wait until fd is ready for events, within the deadline. */
-static void
+static int
 ps_wait(int fd, short events)
 {
 	struct pollfd	 pfd;
@@ -146,25 +169,25 @@ ps_wait(int fd, short events)
 	pfd.events = events;
 	for (;;) {
 		if ((now = now_ms()) >= deadline)
-			die("no answer within %d ms while %s", timeout_ms,
-			    phase);
+			return (fail("no answer within %d ms while %s",
+			    timeout_ms, phase));
 		rv = poll(&pfd, 1, (int)(deadline - now));
 		if (rv > 0)
-			return;
+			return (0);
 		if (rv == -1 && errno != EINTR)
-			die("poll: %s", strerror(errno));
+			return (fail("poll: %s", strerror(errno)));
 	}
 }
 
 /* Wait as a stream operation that returned want asks. */
-static void
+static int
 ps_want(struct stream *c, ssize_t want)
 {
-	ps_wait(c->fd, want == IO_WANT_WRITE ? POLLOUT : POLLIN);
+	return (ps_wait(c->fd, want == IO_WANT_WRITE ? POLLOUT : POLLIN));
 }
 
 /* Dial the router and run the transport's handshake. */
-static void
+static int
 ps_connect(struct endpoint *ep, struct stream *c)
 {
 	char		 why[256];
@@ -174,10 +197,10 @@ ps_connect(struct endpoint *ep, struct stream *c)
 	phase = "resolving";
 	if (ep->transport->resolve != NULL &&
 	    ep->transport->resolve(ep, why, sizeof(why)) == -1)
-		die("%s: %s", ep->spec, why);
+		return (fail("%s: %s", ep->spec, why));
 	if (ep->transport->prepare != NULL &&
 	    ep->transport->prepare(ep, why, sizeof(why)) == -1)
-		die("%s: %s", ep->spec, why);
+		return (fail("%s: %s", ep->spec, why));
 	memset(c, 0, sizeof(*c));
 	c->endpoint = ep;
 	c->transport = ep->transport;
@@ -185,29 +208,34 @@ ps_connect(struct endpoint *ep, struct stream *c)
 
 	phase = "connecting";
 	if ((fd = ep->transport->dial(ep, &pending)) == -1)
-		die("%s: connect: %s", ep->spec, strerror(errno));
+		return (fail("%s: connect: %s", ep->spec, strerror(errno)));
 	c->fd = fd;
 	if (pending) {
-		ps_wait(fd, POLLOUT);
+		if (ps_wait(fd, POLLOUT) == -1)
+			return (-1);
 		len = sizeof(error);
 		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == -1)
 			error = errno;
 		if (error != 0)
-			die("%s: connect: %s", ep->spec, strerror(error));
+			return (fail("%s: connect: %s", ep->spec,
+			    strerror(error)));
 	}
 	if (ep->transport->setup(c, 0) == -1)
-		die("%s: %s", ep->spec, stream_error(c));
+		return (fail("%s: %s", ep->spec, stream_error(c)));
 
 	phase = "in the handshake";
 	while ((rv = ep->transport->handshake(c)) != 0) {
 		if (rv != IO_WANT_READ && rv != IO_WANT_WRITE)
-			die("%s: handshake: %s", ep->spec, stream_error(c));
-		ps_want(c, rv);
+			return (fail("%s: handshake: %s", ep->spec,
+			    stream_error(c)));
+		if (ps_want(c, rv) == -1)
+			return (-1);
 	}
+	return (0);
 }
 
 /* Send all of buf. */
-static void
+static int
 ps_send(struct stream *c, const uint8_t *buf, size_t len)
 {
 	ssize_t	 n;
@@ -218,15 +246,17 @@ ps_send(struct stream *c, const uint8_t *buf, size_t len)
 		if (n > 0) {
 			buf += n;
 			len -= n;
-		} else if (n == IO_WANT_READ || n == IO_WANT_WRITE)
-			ps_want(c, n);
-		else
-			die("%s: send: %s", c->endpoint->spec, stream_error(c));
+		} else if (n != IO_WANT_READ && n != IO_WANT_WRITE)
+			return (fail("%s: send: %s", c->endpoint->spec,
+			    stream_error(c)));
+		else if (ps_want(c, n) == -1)
+			return (-1);
 	}
+	return (0);
 }
 
-/* Read what is there into buf after *have bytes; die at EOF. */
-static void
+/* Read what is there into buf after *have bytes; EOF is a failure. */
+static int
 ps_receive(struct stream *c, uint8_t *buf, size_t *have, size_t room)
 {
 	ssize_t	 n;
@@ -235,20 +265,21 @@ ps_receive(struct stream *c, uint8_t *buf, size_t *have, size_t room)
 		n = c->transport->read(c, buf + *have, room - *have);
 		if (n > 0) {
 			*have += n;
-			return;
+			return (0);
 		}
 		if (n == IO_EOF)
-			die("%s: the connection closed before the end of the "
-			    "listing", c->endpoint->spec);
+			return (fail("%s: the connection closed before the "
+			    "end of the listing", c->endpoint->spec));
 		if (n != IO_WANT_READ && n != IO_WANT_WRITE)
-			die("%s: receive: %s", c->endpoint->spec,
-			    stream_error(c));
-		ps_want(c, n);
+			return (fail("%s: receive: %s", c->endpoint->spec,
+			    stream_error(c)));
+		if (ps_want(c, n) == -1)
+			return (-1);
 	}
 }
 
-/* Explain a refusal of the listing, and exit 1. */
-static void __dead
+/* Explain a refusal of the listing. */
+static int
 ps_refused(const char *spec, uint32_t hresult)
 {
 	const char	*name = ipc_hresult_name(hresult);
@@ -257,12 +288,12 @@ ps_refused(const char *spec, uint32_t hresult)
 	snprintf(what, sizeof(what), "0x%08" PRIx32 "%s%s", hresult,
 	    name != NULL ? " " : "", name != NULL ? name : "");
 	if (hresult == HRESULT_UNKNOWN_COMMAND)
-		die("%s is not a dsroute router, or one too old to list its "
-		    "runtimes (%s)", spec, what);
+		return (fail("%s is not a dsroute router, or one too old to "
+		    "list its runtimes (%s)", spec, what));
 	if (hresult == HRESULT_ACCESS_DENIED)
-		die("the router refused the listing (%s): the listing needs "
-		    "the observe role", what);
-	die("the router refused the listing (%s)", what);
+		return (fail("the router refused the listing (%s): the "
+		    "listing needs the observe role", what));
+	return (fail("the router refused the listing (%s)", what));
 }
 
 /* Order runtimes by pid, then by where they were found. */
@@ -342,64 +373,81 @@ print_runtimes(struct ext_runtime *rt, size_t n)
 	}
 }
 
-/* Ask the router at spec for its runtimes and print them. */
+/* Make router the endpoint spec, to dial.  Return -1 with ps_why. */
 static int
-ps_remote(const char *spec)
+ps_router(const char *spec)
 {
-	struct ext_runtime	 er;
-	enum ext_reply_kind	 kind;
-	uint8_t			 req[EXT_LIST_LEN], *buf = rbuf;
-	char			 err[256];
-	size_t			 have = 0, used, n = 0, cap = 0;
-	uint32_t		 count = 0, hresult = 0;
-	void			*p;
+	char	 err[256];
 
+	memset(&rconn, 0, sizeof(rconn));
+	rconn.fd = -1;
 	/* Its role is connect before the checks of its options run. */
 	memset(&router, 0, sizeof(router));
 	if (endpoint_parse_part(spec, &router, err, sizeof(err)) == -1)
-		die("%s", err);
+		return (fail("%s", err));
 	if (router.role == ROLE_LISTEN)
-		die("%s: ps dials the router; leave out listen", spec);
+		return (fail("%s: ps dials the router; leave out listen",
+		    spec));
 	/* ps waits with poll(), which a pipe: handle is not for. */
 	if (router.transport->own_events)
-		die("%s: ps cannot dial a %s: router yet; give one of its tcp: "
-		    "or tls: endpoints", spec, router.transport->name);
+		return (fail("%s: ps cannot dial a %s: router yet; give one of "
+		    "its tcp: or tls: endpoints", spec,
+		    router.transport->name));
 	router.role = ROLE_CONNECT;
 	if ((router.transport->check != NULL &&
 	    router.transport->check(&router, err, sizeof(err)) == -1) ||
 	    endpoint_check_role(&router, err, sizeof(err)) == -1)
-		die("%s: %s", spec, err);
+		return (fail("%s: %s", spec, err));
+	return (0);
+}
 
-	deadline = now_ms() + timeout_ms;
-	ps_connect(&router, &rconn);
+/*
+ * Ask router for its runtimes, into runtimes[0] to runtimes[*np - 1],
+ * within the deadline.  Return -1 with the reason in ps_why.
+ */
+static int
+ps_list(const char *spec, size_t *np)
+{
+	struct ext_runtime	 er;
+	enum ext_reply_kind	 kind;
+	uint8_t			 req[EXT_LIST_LEN], *buf = rbuf;
+	size_t			 have = 0, used, n = 0, cap = 0;
+	uint32_t		 count = 0, hresult = 0;
+	void			*p;
+
+	*np = 0;
+	if (ps_connect(&router, &rconn) == -1)
+		return (-1);
 	ext_list_request(req);
-	ps_send(&rconn, req, sizeof(req));
+	if (ps_send(&rconn, req, sizeof(req)) == -1)
+		return (-1);
 
 	phase = "waiting for the listing";
 	for (;;) {
 		kind = ext_reply_parse(buf, have, &used, &er, &count, &hresult);
 		if (kind == EXT_REPLY_MORE) {
-			ps_receive(&rconn, buf, &have, PS_READ_MAX);
+			if (ps_receive(&rconn, buf, &have, PS_READ_MAX) == -1)
+				return (-1);
 			continue;
 		}
 		if (kind == EXT_REPLY_INVALID && !ipc_magic_prefix(buf, have))
-			die("%s does not speak the diagnostic protocol: it "
-			    "answered with other bytes", spec);
+			return (fail("%s does not speak the diagnostic "
+			    "protocol: it answered with other bytes", spec));
 		if (kind == EXT_REPLY_INVALID)
-			die("%s did not answer as a dsroute router: not a "
-			    "listing", spec);
+			return (fail("%s did not answer as a dsroute router: "
+			    "not a listing", spec));
 		if (kind == EXT_REPLY_ERROR)
-			ps_refused(spec, hresult);
+			return (ps_refused(spec, hresult));
 		if (kind == EXT_REPLY_END)
 			break;
 		if (n == PS_RUNTIMES_MAX)
-			die("%s: more than %d runtimes listed", spec,
-			    PS_RUNTIMES_MAX);
+			return (fail("%s: more than %d runtimes listed", spec,
+			    PS_RUNTIMES_MAX));
 		if (n == cap) {
 			cap = cap == 0 ? 16 : cap * 2;
 			if ((p = reallocarray(runtimes, cap,
 			    sizeof(*runtimes))) == NULL)
-				die("out of memory");
+				return (fail("out of memory"));
 			runtimes = p;
 		}
 		runtimes[n++] = er;
@@ -407,23 +455,49 @@ ps_remote(const char *spec)
 		have -= used;
 	}
 	if (count != n)
-		die("%s: the listing ended after %zu of its %" PRIu32
-		    " runtimes", spec, n, count);
-	rconn.transport->teardown(&rconn);
-	transport_close(rconn.transport, rconn.fd);
-	if (router.transport->release != NULL)
+		return (fail("%s: the listing ended after %zu of its %" PRIu32
+		    " runtimes", spec, n, count));
+	*np = n;
+	return (0);
+}
+
+/* Hang up on the router and forget it. */
+static void
+ps_hangup(void)
+{
+	if (rconn.fd != -1) {
+		rconn.transport->teardown(&rconn);
+		transport_close(rconn.transport, rconn.fd);
+		rconn.fd = -1;
+	}
+	if (router.transport != NULL && router.transport->release != NULL)
 		router.transport->release(&router);
 	endpoint_clear(&router);
+}
+
+/* Ask the router at spec for its runtimes and print them. */
+static int
+ps_remote(const char *spec)
+{
+	size_t	 n;
+
+	if (ps_router(spec) == -1)
+		die("%s", ps_why);
+	deadline = now_ms() + timeout_ms;
+	if (ps_list(spec, &n) == -1)
+		die("%s", ps_why);
+	ps_hangup();
 
 	print_runtimes(runtimes, n);
 	free(runtimes);
+	runtimes = NULL;
 	return (0);
 }
 
 /*
  * Read a stand-in's command line: the app's name, then "[dsroute
- * stand-in for pid N on ENDPOINT]", then the app's own words.  Return -1
- * if spid is no stand-in of ours (gone, or a dotnet-dsrouter's socket).
+ * stand-in for pid N on ENDPOINT]".  Return -1 if spid is no stand-in of
+ * ours (gone, or a dotnet-dsrouter's socket).
  */
 static int
 standin_read(long spid, struct standin_row *r)
@@ -433,7 +507,6 @@ standin_read(long spid, struct standin_row *r)
 		"[dsroute", "stand-in", "for", "pid"
 	};
 	char		*w[8], *p, *end, where[sizeof(r->where)];
-	char		 cmd[sizeof(r->cmdline)];
 	ssize_t		 len;
 	size_t		 i, o;
 	int		 last;
@@ -478,20 +551,6 @@ standin_read(long spid, struct standin_row *r)
 			break;
 	}
 	ext_text(r->where, sizeof(r->where), (uint8_t *)where, o);
-
-	/* The rest, the app's own words. */
-	o = 0;
-	while (p < end && o < sizeof(cmd)) {
-		i = strlen(p);
-		if (o > 0)
-			cmd[o++] = ' ';
-		if (i > sizeof(cmd) - o)
-			i = sizeof(cmd) - o;
-		memcpy(cmd + o, p, i);
-		o += i;
-		p += strlen(p) + 1;
-	}
-	ext_text(r->cmdline, sizeof(r->cmdline), (uint8_t *)cmd, o);
 	return (0);
 }
 
@@ -523,6 +582,60 @@ port_name_of(const char *file, const struct standin_row *r)
 			return (0);
 	}
 	return (1);
+}
+
+/* Is er the runtime r stands for: its pid, its cookie's first 8 digits? */
+static int
+row_of(const struct standin_row *r, const struct ext_runtime *er)
+{
+	char	 cookie[33];
+
+	ipc_cookie_hex(er->cookie, cookie);
+	return (r->cookie8[0] != '\0' && er->pid == r->pid &&
+	    strncmp(cookie, r->cookie8, 8) == 0);
+}
+
+/* Give the rows from r on the command lines of the nrt runtimes listed. */
+static void
+fill_cmdlines(struct standin_row *r, size_t n, size_t nrt)
+{
+	size_t	 i, k;
+
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < nrt && !r[i].asked; k++) {
+			if (!row_of(&r[i], &runtimes[k]))
+				continue;
+			snprintf(r[i].cmdline, sizeof(r[i].cmdline), "%s",
+			    runtimes[k].cmdline);
+			r[i].asked = 1;
+		}
+	}
+}
+
+/*
+ * The apps' command lines, which no stand-in shows (mirror.c), from the
+ * mirrors: one LIST through a row's dsroute- name answers for every
+ * runtime of its mirror.  That name is 0600 and the mirror's ACL judges
+ * the LIST, so a user who may not see a command line is not shown it; a
+ * row whose mirror cannot be asked, for that or any reason, has none.
+ */
+static void
+ask_cmdlines(struct standin_row *r, size_t n)
+{
+	char	 spec[sizeof(r->stable) + 8];
+	size_t	 i, nrt;
+
+	for (i = 0; i < n; i++) {
+		if (r[i].asked || r[i].stable[0] == '\0')
+			continue;
+		snprintf(spec, sizeof(spec), "uds:%s", r[i].stable);
+		if (ps_router(spec) == 0 && ps_list(spec, &nrt) == 0)
+			fill_cmdlines(r + i, n - i, nrt);
+		r[i].asked = 1;
+		ps_hangup();
+		free(runtimes);
+		runtimes = NULL;
+	}
 }
 
 static void
@@ -616,10 +729,13 @@ ps_local(const char *dir)
 		snprintf(r->port, sizeof(r->port), "%s,connect", path);
 		for (j = 0; j < nfiles; j++) {
 			if (port_name_of(files[j], r)) {
-				snprintf(path, sizeof(path), "%s/%s", dir,
-				    files[j]);
+				snprintf(r->stable, sizeof(r->stable), "%s/%s",
+				    dir, files[j]);
 				snprintf(r->port, sizeof(r->port), "%s,connect",
-				    path);
+				    r->stable);
+				/* COOKIE8, before "-socket". */
+				memcpy(r->cookie8, files[j] +
+				    strlen(files[j]) - 15, 8);
 				break;
 			}
 		}
@@ -629,6 +745,8 @@ ps_local(const char *dir)
 		free(files[i]);
 	free(files);
 
+	deadline = now_ms() + timeout_ms;
+	ask_cmdlines(rows, nrows);
 	print_standins(rows, nrows);
 	free(rows);
 	return (0);

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "platform/platform.h"
 #include "router/acl.h"
 #include "router/endpoint.h"
 #include "router/engine.h"
@@ -344,6 +346,84 @@ exposed(struct endpoint *ep, enum exposure exposure, char *err, size_t len)
 }
 
 /*
+ * Refuse a dump-dir= that other users of this host could write (a link
+ * planted there would redirect a dump), as the platform checks it; say
+ * once that one this host does not have cannot be checked here.  old is
+ * the policy the endpoint runs with on a reload, NULL at start-up: a
+ * directory it had already is not noted again.  Return -1 with the
+ * reason in err.
+ */
+static int
+dump_dir_safe(const struct endpoint *ep, const struct acl_policy *old,
+    char *err, size_t len)
+{
+	const char	*dir = acl_dump_dir(ep->policy), *was;
+	uid_t		 also = (uid_t)-1;
+	char		 why[PATH_MAX + 256];
+
+	if (dir == NULL)
+		return (0);
+	/* The user it drops to is the router's once it has started. */
+	if (settings.user[0] != '\0' && parse_uid(settings.user, &also) == -1)
+		also = (uid_t)-1;
+	switch (platform_dump_dir_check(dir, also, why, sizeof(why))) {
+	case 0:
+		return (0);
+	case 1:
+		was = acl_dump_dir(old);
+		if (was == NULL || strcmp(was, dir) != 0)
+			log_warning("%s: dump-dir=%s: %s, so it cannot be "
+			    "checked here; where the runtime writes it, only "
+			    "root or its user may write it or a directory "
+			    "above it", ep->name, dir, why);
+		return (0);
+	default:
+		snprintf(err, len, "%s: dump-dir=%s: %s", ep->name, dir, why);
+		return (-1);
+	}
+}
+
+/* The running route of that name, or NULL. */
+static struct route *
+route_named(const char *name)
+{
+	struct route	*r;
+
+	TAILQ_FOREACH(r, &routes, entry) {
+		if (strcmp(r->name, name) == 0)
+			return (r);
+	}
+	return (NULL);
+}
+
+/*
+ * Check what routes loaded for a reload ask of this host before any of
+ * it is applied (their dump directories), so that a refusal keeps the
+ * running configuration whole.  Return -1 with the reason in err.
+ */
+int
+route_reload_check(struct route_list *fresh, char *err, size_t len)
+{
+	struct route	*nr, *r;
+	char		 why[PATH_MAX + 512];
+	int		 side;
+
+	TAILQ_FOREACH(nr, fresh, entry) {
+		r = route_named(nr->name);
+		for (side = 0; side < 2; side++) {
+			if (dump_dir_safe(&nr->endpoint[side], r != NULL ?
+			    r->endpoint[side].policy : NULL, why,
+			    sizeof(why)) == -1) {
+				snprintf(err, len, "route [%s]: %s", nr->name,
+				    why);
+				return (-1);
+			}
+		}
+	}
+	return (0);
+}
+
+/*
  * Resolve the endpoints, decide their roles, refuse unsafe listeners and
  * start listening.  On error, return -1 with a one-line reason in err.
  */
@@ -360,7 +440,8 @@ route_start(struct route *r, char *err, size_t len)
 
 	for (side = 0; side < 2; side++) {
 		if (endpoint_start(&r->endpoint[side], NULL, exposed, err,
-		    len) == -1)
+		    len) == -1 ||
+		    dump_dir_safe(&r->endpoint[side], NULL, err, len) == -1)
 			return (-1);
 	}
 	if (r->endpoint[SIDE_LOCAL].role == ROLE_CONNECT)

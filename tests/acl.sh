@@ -14,25 +14,12 @@ DENIED=${MAGIC}1800ffff000005000780		# HRESULT 0x80070005
 UNKNOWN=${MAGIC}1800ffff000085131380		# UNKNOWN_COMMAND 0x80131385
 BAD_ENCODING=${MAGIC}1800ffff000084131380
 
-# hex16 N: N as a little-endian u16 in hex.
-hex16() {
-	printf '%02x%02x' $(($1 & 255)) $(($1 >> 8))
-}
-
 # msg SET ID [PAYLOAD]: a whole message in hex; SET and ID are two hex
 # digits each.
 msg() {
 	_p=${3:-}
 	printf '%s%s%s%s0000%s' "$MAGIC" "$(hex16 $((20 + ${#_p} / 2)))" \
 	    "$1" "$2" "$_p"
-}
-
-# dump_payload PATH: a GenerateCoreDump3 payload for an ASCII path.
-dump_payload() {
-	hex16 $((${#1} + 1))
-	printf '0000'
-	printf '%s' "$1" | od -An -tx1 -v | tr -d ' \n' | sed 's/\(..\)/\100/g'
-	printf '0000''04000000''00000000'
 }
 
 # reply: the bytes the last raw tool run received.

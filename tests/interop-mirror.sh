@@ -16,7 +16,8 @@
 #    set as usual, find them by the stand-ins' pids and names.
 #
 # Then a mirror without a link, on the router the apps dial (mir, in the
-# namespace too); an app killed and one started on the node; an app the
+# namespace too); an app killed and one started on the node; dotnet-trace
+# ps again and again while runtimes leave the mirror; an app the
 # node finds with dir:, listed over mutual TLS; and a mirror that is pid
 # 1 of its namespace, as in a container.
 
@@ -280,6 +281,38 @@ check "dsapp killed on the node: gone from dotnet-trace ps within 10 s" \
 check "... Orders.Api stays" grep -Eq "^ *$SB +Orders\.Api " "$T/ps.out"
 check "... and its stand-in ends" wait_for 10 in_ns sh -c "! [ -e /proc/$SA ]"
 check "... and without a link too" wait_for 10 ps_gone "$WM" dsapp
+
+# dotnet-trace ps lists the names, then reads each one's process, and
+# fails whole (InvalidOperationException, exit 1) on a process that went
+# in between: a stand-in must outlive its names.  Runtimes come and go on
+# mir while it runs again and again; they are fakes, since dotnet-trace
+# ps never speaks to them.
+: >"$T/psloop.bad"
+(
+	i=1
+	while [ $i -le 150 ]; do
+		"$FAKERT" --connect "$T/rtm.sock" --name Churn >/dev/null 2>&1 &
+		p=$!
+		wait_for 10 eval "[ \$(count_lines '$T/mir.err' \
+		    '\(Churn\) is mirrored as pid') -ge $i ]"
+		kill -KILL $p
+		wait $p 2>/dev/null
+		i=$((i + 1))
+	done
+) &
+churn=$!
+runs=0
+while kill -0 $churn 2>/dev/null; do
+	ws_tool psloop "$WM" trace ps || cat "$T/psloop.out" >>"$T/psloop.bad"
+	runs=$((runs + 1))
+done
+wait $churn
+is "dotnet-trace ps, $runs times while 150 runtimes went: it never failed" \
+    "$(head -n 3 "$T/psloop.bad")" ""
+is "... all 150 were mirrored" \
+    "$(count_lines "$T/mir.err" '\(Churn\) is mirrored as pid')" 150
+check "... and their stand-ins all went, their grace over" wait_for 10 \
+    eval '[ -z "$(in_ns pgrep -x Churn)" ]'
 start_rt c "$DSAPP"
 NEWC=$(pid_of c)
 wait_for 60 app_ready c || fail "a new dsapp starts" "$(cat "$T/c.out")"

@@ -31,8 +31,9 @@ like "the workstation says where the node found it" \
     "$(grep "runtime pid $A " "$T/ws.err" | grep 'is listed by' | head -n 1)" \
     "is listed by tcp:127\.0\.0\.1:$NP, where it is on uds:$T/rt\.sock$"
 is "a's stand-in is named after the app" "$(cat /proc/$SA/comm)" "Orders.Api"
-like "... and its command line is the app's" \
-    "$(tr '\0' ' ' </proc/$SA/cmdline)" "\] fakert .*--connect $T/rt\.sock --name Orders\.Api"
+is "... its command line says what it stands for, not the app's words" \
+    "$(tr '\0' ' ' </proc/$SA/cmdline)" \
+    "Orders.Api [dsroute stand-in for pid $A on tcp:127.0.0.1:$NP] "
 
 # dsroute ps: the node's runtimes over the network, the mirror's locally.
 "$DSROUTE" ps "tcp:127.0.0.1:$NP" >"$T/ps.out" 2>"$T/ps.err"
@@ -42,9 +43,9 @@ like "... a, by pid, name and how it was found" "$(grep "^ *$A " "$T/ps.out")" \
 like "... and b" "$(grep "^ *$B " "$T/ps.out")" "^ *$B +Billing +advertise "
 "$DSROUTE" ps "dir:$W" >"$T/psw.out" 2>"$T/psw.err"
 is "dsroute ps dir: lists the workstation's mirror" "$?" 0
-like "... a's stand-in, the pid it stands for and a ready --diagnostic-port" \
+like "... a's stand-in, the pid it stands for, a ready --diagnostic-port, its command line" \
     "$(grep "^ *$SA " "$T/psw.out")" \
-    "^ *$SA +$A +Orders\.Api +tcp:127\.0\.0\.1:$NP +$W/dsroute-Orders\.Api-$A-[0-9a-f]{8}-socket,connect "
+    "^ *$SA +$A +Orders\.Api +tcp:127\.0\.0\.1:$NP +$W/dsroute-Orders\.Api-$A-[0-9a-f]{8}-socket,connect +fakert .*--name Orders\.Api$"
 "$DSROUTE" ps "uds:$(ls "$W"/dsroute-Orders.Api-*)" >"$T/psm.out" 2>"$T/psm.err"
 like "dsroute ps on a mirror's name lists the linked runtimes, one hop away" \
     "$(grep "^ *$B " "$T/psm.out")" "^ *$B +Billing +link\\+1 "

@@ -18,15 +18,9 @@ command -v python3 >/dev/null 2>&1 ||
 MAGIC=444f544e45545f4950435f563100		# "DOTNET_IPC_V1\0"
 PROCESSINFO=${MAGIC}140004000000		# 20 bytes
 
-# hex16 N: N as a little-endian u16 in hex.
-hex16() {
-	printf '%02x%02x' $(($1 & 255)) $(($1 >> 8))
-}
-
 # dump_msg PATH: GenerateCoreDump3 of an ASCII path, a whole message.
 dump_msg() {
-	_p=$(hex16 $((${#1} + 1)))0000$(printf '%s' "$1" | od -An -tx1 -v |
-	    tr -d ' \n' | sed 's/\(..\)/\100/g')0000''04000000''00000000
+	_p=$(dump_payload "$1")
 	printf '%s%s01030000%s' "$MAGIC" "$(hex16 $((20 + ${#_p} / 2)))" "$_p"
 }
 

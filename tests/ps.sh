@@ -7,8 +7,11 @@
 # a router, a listing cut short, silence and an unreachable endpoint, each
 # one line and exit 1.  The local mirror: a directory made by hand, with
 # stand-ins that are real processes whose command lines say what they
-# stand for, and the sockets a mirror makes; sockets of dead or other
-# processes and files that are no sockets are passed over.
+# stand for, and the sockets a mirror makes, the apps' command lines
+# asked of the mirror with a LIST through a dsroute- name (a fake lister
+# there); sockets of dead or other processes and files that are no
+# sockets are passed over, and a name that does not answer leaves the
+# command line empty.
 
 . "$top_srcdir/tests/lib/lib.sh"
 
@@ -167,8 +170,8 @@ ps_refused "a listener is not for ps" "leave out listen" \
 ps_refused "a bad timeout" "--timeout soon" --timeout soon dir:
 
 # The local mirror, made by hand.  A stand-in: a shell running the file
-# "[dsroute" as its script, so that its command line is the app's name,
-# "[dsroute stand-in for pid N on ENDPOINT]" and the app's own words.
+# "[dsroute" as its script, so that its command line is the app's name
+# and "[dsroute stand-in for pid N on ENDPOINT]".
 M=$T/mirror
 mkdir "$M" "$T/standin"
 cat >"$T/standin/[dsroute" <<'SH'
@@ -176,14 +179,14 @@ trap 'kill $! 2>/dev/null; exit 0' TERM
 sleep 600 &
 wait
 SH
-# standin NAME PID ENDPOINT WORDS...: start one; its pid in $T/NAME.pid.
+# standin NAME PID ENDPOINT: start one; its pid in $T/NAME.pid.
 standin() {
 	_sn=$1
 	shift
 	bg "$_sn" python3 -c 'import os, sys
 os.chdir(sys.argv[1])
 os.execv("/bin/sh", [sys.argv[2], "[dsroute", "stand-in", "for", "pid",
-    sys.argv[3], "on", sys.argv[4] + "]"] + sys.argv[5:])' \
+    sys.argv[3], "on", sys.argv[4] + "]"])' \
 	    "$T/standin" "$_sn" "$@"
 	wait_for 10 grep -q stand-in "/proc/$(pid_of "$_sn")/cmdline" ||
 	    fail "stand-in $_sn runs"
@@ -193,14 +196,20 @@ sock() {
 	python3 -c 'import socket, sys
 socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"
 }
-standin webapi 4242 tls:node-b:6000 dotnet /srv/webapi.dll --urls 'http://*:80'
-standin worker 77 tcp:0.0.0.0:6000 /app/worker
+standin webapi 4242 tls:node-b:6000
+standin worker 77 tcp:0.0.0.0:6000
+standin lone 5150 tcp:0.0.0.0:6000
 sw=$(pid_of webapi)
 sk=$(pid_of worker)
+sl=$(pid_of lone)
 sock "$M/dotnet-diagnostic-$sw-1234-socket"
 sock "$M/dotnet-diagnostic-dsrouter-$sw-1234-socket"
-sock "$M/dsroute-webapi-4242-0123abcd-socket"
+# webapi's mirror lists webapi (cookie 000102...) and worker.
+lister mirror list "uds:$M/dsroute-webapi-4242-00010203-socket"
 sock "$M/dotnet-diagnostic-dsrouter-$sk-99-socket"
+# lone's dsroute- name does not answer.
+sock "$M/dotnet-diagnostic-dsrouter-$sl-7-socket"
+sock "$M/dsroute-lone-5150-0badc0de-socket"
 # Passed over: a dead process's, one that is no stand-in (this shell, and
 # so a dotnet-dsrouter's default socket), a file that is no socket, and a
 # --diagnostic-port name for another pid.
@@ -214,27 +223,34 @@ sock "$M/dsroute-worker-78-0123abcd-socket"
 
 ps dir "dir:$M"
 is "dir: exit 0" "$rc" 0
-is "dir: two stand-ins" "$(wc -l <"$T/dir.ps")" 3
-like "dir: the worker first, its port the router's socket" \
+is "dir: three stand-ins" "$(wc -l <"$T/dir.ps")" 4
+is "dir: nothing on stderr" "$(cat "$T/dir.pserr")" ""
+like "dir: the worker first, its port the router's socket, no command line" \
     "$(sed -n 2p "$T/dir.ps")" \
-    "^ *$sk    77  worker  tcp:0.0.0.0:6000 +$M/dotnet-diagnostic-dsrouter-$sk-99-socket,connect +/app/worker$"
-like "dir: webapi, its port the dsroute- name" \
+    "^ *$sk    77  worker  tcp:0.0.0.0:6000 +$M/dotnet-diagnostic-dsrouter-$sk-99-socket,connect *$"
+like "dir: webapi, its port the dsroute- name, its command line the mirror's" \
     "$(sed -n 3p "$T/dir.ps")" \
-    "^ *$sw  4242  webapi  tls:node-b:6000 +$M/dsroute-webapi-4242-0123abcd-socket,connect +dotnet /srv/webapi.dll --urls http://\*:80$"
+    "^ *$sw  4242  webapi  tls:node-b:6000 +$M/dsroute-webapi-4242-00010203-socket,connect +dotnet /srv/webapi.dll --urls http://\*:80$"
+like "dir: lone, whose dsroute- name does not answer: no command line" \
+    "$(sed -n 4p "$T/dir.ps")" \
+    "^ *$sl  5150  lone +tcp:0.0.0.0:6000 +$M/dsroute-lone-5150-0badc0de-socket,connect *$"
 like "dir: the header" "$(sed -n 1p "$T/dir.ps")" \
     "^ *STAND-IN   PID  NAME    WHERE  +DIAGNOSTIC-PORT  +COMMAND LINE$"
+like "dir: the mirror was asked with a LIST" "$(cat "$T/mirror.addr.req")" \
+    "^444f544e45545f4950435f5631001600d50100000100$"
 
 ps dirjson --json "dir:$M"
 if python3 - "$T/dirjson.ps" "$sw" "$M" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
-assert len(rows) == 2, rows
+assert len(rows) == 3, rows
 r = rows[1]
 assert r["standin_pid"] == int(sys.argv[2]) and r["pid"] == 4242
 assert r["name"] == "webapi" and r["where"] == "tls:node-b:6000"
 assert r["diagnostic_port"] == sys.argv[3] + \
-    "/dsroute-webapi-4242-0123abcd-socket,connect"
+    "/dsroute-webapi-4242-00010203-socket,connect"
 assert r["cmdline"] == "dotnet /srv/webapi.dll --urls http://*:80"
+assert rows[0]["cmdline"] == "" and rows[2]["cmdline"] == ""
 PY
 then
 	pass "dir --json: the fields"
@@ -249,7 +265,7 @@ check "dir: alone: the same" cmp -s "$T/dir.ps" "$T/tmpdir2.ps"
 
 stop worker
 ps gone "dir:$M"
-is "dir: a stand-in that ended is left out" "$(wc -l <"$T/gone.ps")" 2
+is "dir: a stand-in that ended is left out" "$(wc -l <"$T/gone.ps")" 3
 
 ps_refused "dir: no such directory" "^dsroute ps: $T/nodir: No such file" \
     "dir:$T/nodir"

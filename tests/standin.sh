@@ -13,11 +13,6 @@
 STANDINS=$top_builddir/tests/standins
 [ -d /proc/self/fd ] || skip_all "no /proc"
 
-# state PID: the one-letter state of a process, empty when it is gone.
-state() {
-	sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null
-}
-
 # dead PID: gone, or a zombie left to whoever adopted it.
 dead() {
 	_s=$(state "$1")
@@ -30,15 +25,14 @@ named() {
 
 name=dsapp.Standin-Test
 what="dsroute stand-in for pid 4242 on tcp:10.0.0.5:9000:"
-bg one "$STANDINS" one "$name" "$what" "/usr/bin/dsapp --port 80"
+bg one "$STANDINS" one "$name" "$what"
 wait_for 10 has_line "$T/one.out" '^pid=' || fail "one started"
 pid=$(sed -n 's/^pid=\([0-9]*\) .*/\1/p' "$T/one.out")
 start=$(sed -n 's/.* start=\([0-9]*\).*/\1/p' "$T/one.out")
 check "the stand-in took its name as comm (15 bytes)" \
     wait_for 10 named "$pid" "dsapp.Standin-T"
-is "its command line is name, what, the remote command line" \
-    "$(tr '\0' ' ' <"/proc/$pid/cmdline")" \
-    "$name $what /usr/bin/dsapp --port 80 "
+is "its command line is its name, then the words of what" \
+    "$(tr '\0' ' ' <"/proc/$pid/cmdline")" "$name $what "
 is "standin_start_time() is field 22 of its stat" "$start" \
     "$(sed -n 's/.*) //p' "/proc/$pid/stat" | awk '{ print $20 }')"
 is "it has 0, 1, 2 and its lifeline open" \
@@ -62,14 +56,12 @@ wait "$(pid_of one)"
 is "the driver exits 0" "$?" 0
 
 # Killed with its parent, though the lifeline stays open in a leak.
-bg two "$STANDINS" one "$name" "$what" "" leak
+bg two "$STANDINS" one "$name" "$what" leak
 wait_for 10 has_line "$T/two.out" '^pid=' || fail "two started"
 pid=$(sed -n 's/^pid=\([0-9]*\) .*/\1/p' "$T/two.out")
 leak=$(sed -n 's/.* leak=\([0-9]*\).*/\1/p' "$T/two.out")
 _pids="$_pids $leak"
 wait_for 10 named "$pid" "dsapp.Standin-T"
-is "without a remote command line: name and what" \
-    "$(tr '\0' ' ' <"/proc/$pid/cmdline")" "$name $what "
 kill -KILL "$(pid_of two)"
 check "SIGKILL to its parent ends it (PR_SET_PDEATHSIG)" \
     wait_for 10 dead "$pid"

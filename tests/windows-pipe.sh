@@ -6,7 +6,10 @@
 # process id in the log, and bad input from a tool on the pipe, which
 # closes only its own session with one log line while the router stays
 # up and no byte reaches the runtime (badinput.sh is the same on socket
-# files).
+# files).  A squatter on another process's default pipe,
+# dotnet-diagnostic-PID, gets no byte from a router that dials it, and a
+# pipe served by the process its name gives is served (squat.sh is the
+# same on socket files).
 
 . "$top_srcdir/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/wine.sh"
@@ -20,7 +23,7 @@ exe_refused() {
 	_desc=$1
 	_want=$2
 	shift 2
-	wine "$DSROUTE_EXE" "$@" >"$T/out" 2>"$T/err"
+	timeout 60 wine "$DSROUTE_EXE" "$@" >"$T/out" 2>"$T/err"
 	_rc=$?
 	if [ $_rc -eq 1 ] && grep -Eq -- "$_want" "$T/err"; then
 		pass "$_desc"
@@ -37,6 +40,12 @@ exe_refused "dir: is refused" 'no socket files' dir:/tmp tcp:127.0.0.1:0
 exe_refused "proc: is refused" 'no /proc on Windows' proc: tcp:127.0.0.1:0
 exe_refused "an empty pipe name is refused" 'pipe name is empty' \
     pipe: tcp:127.0.0.1:0
+exe_refused "a name Windows would open as another (a trailing dot)" \
+    'Windows would open another pipe than this name says' \
+    pipe:dotnet-diagnostic-12. tcp:127.0.0.1:0
+exe_refused "... or a .. part" \
+    'Windows would open another pipe than this name says' \
+    'pipe:x\..\dotnet-diagnostic-12' tcp:127.0.0.1:0
 
 # The full \\.\pipe\ path and the bare name are one pipe.
 start_fakert rt --listen tcp:127.0.0.1:0 --pid 2001
@@ -176,5 +185,69 @@ else
 	fail "the squatter's clients are left alone" "$(cat "$T/tool.err")"
 fi
 stop sq INT
+
+# A squatter on another process's default pipe: the victim is a wine
+# process serving a name of its own; the squatter serves the victim's
+# default name, dotnet-diagnostic-VICTIM (and the router form,
+# dotnet-diagnostic-dsrouter-VICTIM), before the victim's runtime would.
+start_winrt victim --listen "${P}victim"
+wtool --timeout 20 "${P}victim" processinfo
+vpid=$(field pid "$T/tool.out")
+start_winrt sq2 --listen "dotnet-diagnostic-$vpid"
+start_winrt sq3 --listen "dotnet-diagnostic-dsrouter-$vpid"
+wtool --timeout 20 "dotnet-diagnostic-$vpid" processinfo
+sqpid=$(field pid "$T/tool.out")
+wtool --timeout 20 "dotnet-diagnostic-dsrouter-$vpid" processinfo
+sq3pid=$(field pid "$T/tool.out")
+seen2=$(wc -l <"$T/sq2.ev")
+seen3=$(wc -l <"$T/sq3.ev")
+rx2=$(runtime_rx sq2)
+rx3=$(runtime_rx sq3)
+if [ -n "$vpid" ] && [ -n "$sqpid" ] && [ "$vpid" != "$sqpid" ]; then
+	pass "the squatter ($sqpid) serves the victim's ($vpid) default name"
+else
+	fail "the squatter serves the victim's default name" \
+	    "victim '$vpid', squatter '$sqpid'"
+fi
+not_its="the process serving the pipe is not the one its name gives"
+
+# squatted NAME SQUATTER SQUATTER-PID LINES RX: a router dialling
+# pipe:NAME for a tool on TCP sends the squatter nothing and says why.
+# The squatter's events after its first LINES: at most a connection that
+# brought no byte (accept, a header of 0 bytes, its count of bytes still
+# RX).
+squatted() {
+	start_exe dq "pipe:$1" tcp:127.0.0.1:0 || return
+	if tool --timeout 30 "tcp:127.0.0.1:$(port_of dq remote)" processinfo
+	then
+		fail "$1: the tool gets no answer" "$(cat "$T/tool.out")"
+	else
+		pass "$1: the tool gets no answer"
+	fi
+	wait_for 20 has_line "$T/dq.err" '^info: session [0-9]+: '
+	is "$1: one line says why, naming the server's pid" \
+	    "$(grep -c "$not_its: it names pid $vpid, the server is pid $3 " \
+	    "$T/dq.err") $(grep -c "$not_its" "$T/dq.err")" "1 1"
+	wait_for 10 eval "[ \$(wc -l <'$T/$2.ev') -gt $4 ]"
+	is "$1: the squatter received no byte" "$(tail -n "+$(($4 + 1))" \
+	    "$T/$2.ev" | grep -Ev "^(accept|bad-message short-header 0|rx-bytes $5)\$")" ""
+	check "$1: the router is still up" alive dq
+	stop_exe dq
+}
+squatted "dotnet-diagnostic-$vpid" sq2 "$sqpid" "$seen2" "$rx2"
+squatted "dotnet-diagnostic-dsrouter-$vpid" sq3 "$sq3pid" "$seen3" "$rx3"
+stop sq2 INT
+stop sq3 INT
+stop victim INT
+
+# The process its name gives serves the pipe: served, through the router.
+start_winrt own --listen default
+opid=$(sed -n 's/^listen .*dotnet-diagnostic-\([0-9]*\)$/\1/p' "$T/own.ev")
+start_exe do "pipe:dotnet-diagnostic-$opid" tcp:127.0.0.1:0
+processinfo_via "a pipe served by the process its name gives" tool \
+    "tcp:127.0.0.1:$(port_of do remote)" "${opid:-none}"
+is "... and nothing was refused" "$(grep -c "$not_its" "$T/do.err")" 0
+stop_exe do
+stop own INT
 
 done_testing

@@ -20,6 +20,14 @@
  * (the equal of a 0600 socket file, which admits its owner and root) and
  * no remote client.
  *
+ * A pipe named for a process, a runtime's default port
+ * dotnet-diagnostic-PID (or a router's, dotnet-diagnostic-dsrouter-PID),
+ * is dialled only when PID serves it: the runtime makes its pipe without
+ * FILE_FLAG_FIRST_PIPE_INSTANCE and pids are easy to guess, so another
+ * user of the host could make that name first and be sent the tools'
+ * commands.  The server is refused before a byte, as on a planted socket
+ * (uds.c).
+ *
  * A pipe has no half-close: shutdown sends what is held, then closes the
  * handle, so the peer sees the end of the stream (what a tool reading a
  * trace waits for).  The engine never shuts a runtime's pipe
@@ -45,6 +53,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/ipc.h"
 #include "common/log.h"
 #include "transports/socket.h"
 #include "transports/transport.h"
@@ -54,7 +63,6 @@
 #define PIPE_BUF_SIZE		65536	/* each of the two out */
 #define PIPE_IN_SIZE		(256 * 1024)	/* a read: the pump's scratch */
 #define PIPE_WAITING		8	/* instances waiting for a client */
-#define PIPE_DEFAULT_PORT	"dotnet-diagnostic-"
 
 struct pipe_endpoint {
 	char			 path[sizeof(PIPE_PREFIX) + PIPE_NAME_MAX];
@@ -564,6 +572,12 @@ pipe_parse(struct endpoint *ep, const char *addr, char *err, size_t len)
 		    "\\\\.\\pipe\\NAME", addr);
 		return (-1);
 	}
+	if (!ipc_pipe_name_plain(name)) {
+		snprintf(err, len, "%s: Windows would open another pipe than "
+		    "this name says (a part that is empty or ends in a dot or a "
+		    "space, . or ..); give the pipe's own name", addr);
+		return (-1);
+	}
 	if ((pe = calloc(1, sizeof(*pe))) == NULL) {
 		snprintf(err, len, "out of memory");
 		return (-1);
@@ -636,7 +650,8 @@ pipe_auto_role(struct endpoint *ep)
 static void
 pipe_howto(const struct endpoint *ep)
 {
-	const char	*name = PIPE_EP(ep)->path + strlen(PIPE_PREFIX);
+	const char		*name = PIPE_EP(ep)->path + strlen(PIPE_PREFIX);
+	struct default_name	 dn;
 
 	if (ep->role == ROLE_LISTEN) {
 		log_info("  runtime on this host: "
@@ -644,9 +659,9 @@ pipe_howto(const struct endpoint *ep)
 		    "for a tool at start-up)", name);
 		log_info("  tool on this host: dotnet-trace collect "
 		    "--diagnostic-port %s,connect", name);
-	} else if (pipe_runtime_port(ep))
-		log_info("  %s is the default diagnostic port of process %s",
-		    name, name + strlen(PIPE_DEFAULT_PORT));
+	} else if (ipc_default_pipe_parse(name, 0, &dn))
+		log_info("  %s is the default diagnostic port of process %ld",
+		    name, dn.pid);
 	else
 		log_info("  a runtime's port, or a tool listening: "
 		    "dotnet-trace collect --diagnostic-port %s", name);
@@ -656,16 +671,9 @@ pipe_howto(const struct endpoint *ep)
 static int
 pipe_runtime_port(const struct endpoint *ep)
 {
-	const char	*s = PIPE_EP(ep)->path + strlen(PIPE_PREFIX);
+	struct default_name	 dn;
 
-	if (strncmp(s, PIPE_DEFAULT_PORT, strlen(PIPE_DEFAULT_PORT)) != 0)
-		return (0);
-	s += strlen(PIPE_DEFAULT_PORT);
-	if (*s < '1' || *s > '9')
-		return (0);
-	while (*s >= '0' && *s <= '9')
-		s++;
-	return (*s == '\0');
+	return (ipc_default_pipe_parse(PIPE_EP(ep)->path, 0, &dn));
 }
 
 /* A pipe listens only through accept_start: not as --metrics. */
@@ -962,13 +970,48 @@ pipe_close(int fd)
 	free_pipe(p);
 }
 
-/* The peer's process id, for the log and the ACL: a local peer. */
+/*
+ * Why the server of a pipe named for a process, dn, is refused, or NULL
+ * when that process serves it.  The pid is what Windows recorded for the
+ * process that made the instance we are connected to.  That process's
+ * token says nothing more: if it is PID, its user is PID's user by
+ * definition (and Windows has no uid rules for the ACL to apply, see
+ * geteuid() in compat.h).  What a SID could add, the pipe's owner
+ * against PID's user, for an instance its maker handed to another
+ * process before its pid went to PID, is not checked: wine reports no
+ * owner for a pipe, so that check could not be tested here.
+ */
+static const char *
+named_server_refusal(HANDLE h, const struct default_name *dn, ULONG *pid)
+{
+	static char	 why[256];
+
+	if (!GetNamedPipeServerProcessId(h, pid)) {
+		snprintf(why, sizeof(why), "cannot learn which process serves "
+		    "the pipe (error %lu), so not whether it is process %ld, "
+		    "the one its name gives", GetLastError(), dn->pid);
+		return (why);
+	}
+	if ((long)*pid != dn->pid) {
+		snprintf(why, sizeof(why), "the process serving the pipe is "
+		    "not the one its name gives: it names pid %ld, the server "
+		    "is pid %lu (a squatter?)", dn->pid, *pid);
+		return (why);
+	}
+	return (NULL);
+}
+
+/*
+ * The peer's process id, for the log and the ACL: a local peer.  A pipe
+ * dialled by a name for a process must be served by it.
+ */
 static int
 pipe_setup(struct stream *c, int accepted)
 {
-	struct pipe	*p;
-	ULONG		 pid = 0;
-	BOOL		 ok;
+	struct default_name	 dn;
+	struct pipe		*p;
+	ULONG			 pid = 0;
+	BOOL			 ok;
 
 	lock_pipes();
 	p = pipe_of(c->fd);
@@ -978,12 +1021,18 @@ pipe_setup(struct stream *c, int accepted)
 		return (-1);
 	}
 	c->tstate = p;
-	ok = accepted ? GetNamedPipeClientProcessId(p->h, &pid) :
-	    GetNamedPipeServerProcessId(p->h, &pid);
+	if (!accepted && ipc_default_pipe_parse(PIPE_EP(c->endpoint)->path, 1,
+	    &dn)) {
+		if ((c->why = named_server_refusal(p->h, &dn, &pid)) != NULL)
+			return (-1);
+		ok = 1;
+	} else
+		ok = accepted ? GetNamedPipeClientProcessId(p->h, &pid) :
+		    GetNamedPipeServerProcessId(p->h, &pid);
 	if (ok) {
 		c->have_cred = 1;
 		c->pid = (pid_t)pid;
-		c->uid = geteuid();	/* the DACL admits no other user */
+		c->uid = geteuid();	/* see geteuid() in compat.h */
 		c->gid = 0;
 	}
 	return (0);

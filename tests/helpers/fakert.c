@@ -587,6 +587,7 @@ os_usage(void)
 	    "[--stream-chunk N]\n"
 	    "              [--events FILE] [--exit-after N] [--name NAME] "
 	    "[--info-pid N]\n"
+	    "              [-- WORD...]\n"
 	    "ADDR is a socket path or tcp:HOST:PORT (IPv4 or [IPv6])\n");
 	exit(1);
 }

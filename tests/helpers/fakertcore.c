@@ -243,7 +243,9 @@ rt_options(int argc, char *argv[])
 			os_usage();
 		}
 	}
-	if (optind != argc || (!have_listen && !have_connect))
+	/* Words after "--" are the app's own: only in its command line. */
+	if ((optind != argc && strcmp(argv[optind - 1], "--") != 0) ||
+	    (!have_listen && !have_connect))
 		os_usage();
 	errno = 0;
 	if (opt_suspend && !have_connect)

@@ -5,7 +5,7 @@
  * loop of its own as the daemon's.  Its stand-ins are this program run
  * again, so main() calls standin_main() first, as dsroute's does.
  *
- *   standins one NAME WHAT CMDLINE [leak]
+ *   standins one NAME WHAT [leak]
  *	start one stand-in and print "pid=P fd=F start=T"; with leak, a
  *	process that keeps a copy of our end of the lifeline ("leak=P"),
  *	so that only PR_SET_PDEATHSIG can end the stand-in when we are
@@ -94,16 +94,15 @@ one(int argc, char *argv[])
 	char		 err[256];
 	pid_t		 pid, leak = -1;
 
-	if (argc < 3)
+	if (argc < 2)
 		return (2);
 	all = calloc(1, sizeof(*all));
-	if (standin_start(&all[0], argv[0], argv[1], argv[2], err,
-	    sizeof(err)) == -1) {
+	if (standin_start(&all[0], argv[0], argv[1], err, sizeof(err)) == -1) {
 		fprintf(stderr, "standins: %s\n", err);
 		return (1);
 	}
 	pid = all[0].pid;
-	if (argc > 3 && strcmp(argv[3], "leak") == 0) {
+	if (argc > 2 && strcmp(argv[2], "leak") == 0) {
 		if ((leak = fork()) == 0) {
 			/* Our end of the lifeline, open as long as it lives. */
 			(void)dup(all[0].fd);
@@ -151,8 +150,8 @@ churn(int argc, char *argv[])
 	before = platform_fds_in_use();
 	for (i = 0; i < nall; i++) {
 		snprintf(what, sizeof(what), "dsroute stand-in %d", i);
-		if (standin_start(&all[i], argv[1], what, "app --flag",
-		    err, sizeof(err)) == -1) {
+		if (standin_start(&all[i], argv[1], what, err,
+		    sizeof(err)) == -1) {
 			fprintf(stderr, "standins: %d: %s\n", i, err);
 			return (1);
 		}
@@ -193,7 +192,7 @@ main(int argc, char *argv[])
 		return (one(argc - 2, argv + 2));
 	if (argc > 1 && strcmp(argv[1], "churn") == 0)
 		return (churn(argc - 2, argv + 2));
-	fprintf(stderr, "usage: standins one NAME WHAT CMDLINE [leak] | "
-	    "churn N NAME\n");
+	fprintf(stderr, "usage: standins one NAME WHAT [leak] | churn N "
+	    "NAME\n");
 	return (2);
 }

@@ -16,7 +16,9 @@
  *	          [--cookie HEX32] [--stream-bytes N] [--stream-chunk N]
  *	          [--events FILE] [--exit-after N] [--name NAME] [--info-pid N]
  *
- * PIPE is a bare name or \\.\pipe\NAME; both mean the same pipe.  The
+ * PIPE is a bare name or \\.\pipe\NAME; both mean the same pipe.
+ * --listen default serves the runtime's own default port,
+ * dotnet-diagnostic-PID with this process's pid.  The
  * options, the events-file lines and the stream bytes are fakert's, so the
  * same assertions and the Linux faketool's --expect-bytes and sha256 hold:
  *
@@ -130,10 +132,21 @@ os_fatal_detail(void)
 	return (NULL);
 }
 
-/* Parse PIPE: NAME or \\.\pipe\NAME, kept as the full name. */
+/*
+ * Parse PIPE: NAME or \\.\pipe\NAME, kept as the full name; "default" to
+ * --listen is the runtime's own default port, dotnet-diagnostic-PID with
+ * this process's pid.
+ */
 void
 os_parse_port(const char *opt, const char *s, enum port which)
 {
+	char	 own[64];
+
+	if (which == PORT_LISTEN && strcmp(s, "default") == 0) {
+		snprintf(own, sizeof(own), "dotnet-diagnostic-%lu",
+		    GetCurrentProcessId());
+		s = own;
+	}
 	switch (pipe_name(s, which == PORT_LISTEN ? &listen_name :
 	    &connect_name)) {
 	case PIPE_REMOTE:
@@ -642,7 +655,9 @@ os_usage(void)
 	    "[--stream-chunk N]\n"
 	    "                 [--events FILE] [--exit-after N] [--name NAME] "
 	    "[--info-pid N]\n"
-	    "PIPE is a pipe name or \\\\.\\pipe\\NAME\n");
+	    "                 [-- WORD...]\n"
+	    "PIPE is a pipe name or \\\\.\\pipe\\NAME; --listen default is "
+	    "dotnet-diagnostic-<its pid>\n");
 	exit(1);
 }
 

@@ -281,6 +281,19 @@ session_says() {
 	fi
 }
 
+# hex16 N: N as a little-endian u16 in hex.
+hex16() {
+	printf '%02x%02x' $(($1 & 255)) $(($1 >> 8))
+}
+
+# dump_payload PATH: a GenerateCoreDump3 payload for an ASCII path, in hex.
+dump_payload() {
+	hex16 $((${#1} + 1))
+	printf '0000'
+	printf '%s' "$1" | od -An -tx1 -v | tr -d ' \n' | sed 's/\(..\)/\100/g'
+	printf '0000''04000000''00000000'
+}
+
 # field NAME FILE: the value of NAME=... on the last line that has it.
 field() {
 	sed -n "s/.*\<$1=\([^ ]*\).*/\1/p" "$2" | tail -n 1
@@ -311,6 +324,12 @@ runtime_in() {
 standin_of() {
 	sed -n "s/^info: runtime pid $2 (cookie [0-9a-f]*) ([^)]*) is mirrored as pid \([0-9]*\) .*/\1/p" \
 	    "$T/$1.err" | tail -n 1
+}
+
+# state PID: the one-letter state of a process, empty when it is gone (a
+# zombie, Z, still answers kill -0).
+state() {
+	sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null
 }
 
 # plain DIR STANDIN: the stand-in's plain default-socket name.

@@ -660,6 +660,8 @@ test_dump_dir(void)
 	size_t			 off, i;
 	uint32_t		 hr;
 
+	ok(strcmp(acl_dump_dir(p), "/var/dumps") == 0, "the directory the "
+	    "router checks: as given, without its trailing slash");
 	ok(dump_ok(p, "/var/dumps/core.1", &hr), "a file in the dump "
 	    "directory");
 	ok(dump_ok(p, "/var/dumps/app/core.%p", &hr), "a file further down");
@@ -757,8 +759,14 @@ test_dump_dir(void)
 	    "for the buffer is refused, not cut");
 	acl_policy_free(p);
 
+	p = POLICY("dump-dir=//");
+	ok(strcmp(acl_dump_dir(p), "/") == 0, "dump-dir=//: the root");
+	acl_policy_free(p);
+
 	/* Without dump-dir: anywhere, but only an absolute, plain path. */
 	p = POLICY("policy=dump");
+	ok(acl_dump_dir(p) == NULL && acl_dump_dir(NULL) == NULL,
+	    "without dump-dir: no directory to check");
 	ok(dump_ok(p, "/tmp/core.1", &hr), "without dump-dir: an absolute "
 	    "path anywhere");
 	ok(dump_ok(p, "", &hr), "without dump-dir: no path, the runtime's "

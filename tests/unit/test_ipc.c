@@ -199,6 +199,45 @@ test_names(void)
 	    "nor one with a key beyond 64 bits");
 	ok(ipc_default_socket_parse("/tmp/app.sock", 1, &dn) == 0,
 	    "other names");
+
+	ok(ipc_default_pipe_parse("dotnet-diagnostic-4242", 0, &dn) == 1 &&
+	    dn.pid == 4242 && dn.key == 0 && !dn.router,
+	    "default pipe name: its pid");
+	ok(ipc_default_pipe_parse("\\\\.\\pipe\\dotnet-diagnostic-7", 0,
+	    &dn) == 1 && dn.pid == 7, "... with the \\\\.\\pipe\\ prefix");
+	ok(ipc_default_pipe_parse("\\\\.\\PIPE\\DOTNET-Diagnostic-9", 0,
+	    &dn) == 1 && dn.pid == 9, "... in any case, as Windows takes it");
+	ok(ipc_default_pipe_parse("dotnet-diagnostic-dsrouter-17", 0, &dn) ==
+	    0, "a router's pipe is not a runtime's");
+	ok(ipc_default_pipe_parse("dotnet-diagnostic-dsrouter-17", 1, &dn) ==
+	    1 && dn.pid == 17 && dn.router, "... but a router's, when asked");
+	ok(ipc_default_pipe_parse("dotnet-diagnostic-0", 1, &dn) == 0 &&
+	    ipc_default_pipe_parse("dotnet-diagnostic-012", 1, &dn) == 0 &&
+	    ipc_default_pipe_parse("dotnet-diagnostic--1", 1, &dn) == 0 &&
+	    ipc_default_pipe_parse("dotnet-diagnostic-", 1, &dn) == 0,
+	    "no pid 0, no leading zero, no sign, no empty pid");
+	ok(ipc_default_pipe_parse("dotnet-diagnostic-4294967297", 1, &dn) ==
+	    0, "no pid beyond 32 bits");
+	ok(ipc_default_pipe_parse("dotnet-diagnostic-12-34-socket", 1, &dn) ==
+	    0 && ipc_default_pipe_parse("dotnet-diagnostic-12x", 1, &dn) == 0,
+	    "nothing after the pid: a socket's name is not a pipe's");
+	ok(ipc_default_pipe_parse("dsroute", 1, &dn) == 0 &&
+	    ipc_default_pipe_parse("x\\dotnet-diagnostic-12", 1, &dn) == 0,
+	    "other names");
+
+	ok(ipc_pipe_name_plain("dotnet-diagnostic-12") &&
+	    ipc_pipe_name_plain("MSSQL$X\\sql\\query") &&
+	    ipc_pipe_name_plain("a.b c"), "plain pipe names");
+	ok(!ipc_pipe_name_plain("dotnet-diagnostic-12.") &&
+	    !ipc_pipe_name_plain("dotnet-diagnostic-12 ") &&
+	    !ipc_pipe_name_plain("dotnet-diagnostic-12.. ."),
+	    "not plain: a trailing dot or space, which Windows drops");
+	ok(!ipc_pipe_name_plain("x\\..\\dotnet-diagnostic-12") &&
+	    !ipc_pipe_name_plain(".\\dotnet-diagnostic-12") &&
+	    !ipc_pipe_name_plain("dotnet-diagnostic-12\\.") &&
+	    !ipc_pipe_name_plain("a\\\\b") &&
+	    !ipc_pipe_name_plain("a\\") && !ipc_pipe_name_plain(""),
+	    "not plain: a . or .. part, an empty one");
 }
 
 /* A reply under construction, written field by field as a runtime would. */
