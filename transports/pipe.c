@@ -52,6 +52,7 @@
 
 #include <event2/buffer.h>
 #include <event2/event.h>
+#include <event2/event_struct.h>
 
 #include "common/ipc.h"
 #include "common/log.h"
