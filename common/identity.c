@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "common/identity.h"
+#include "common/util.h"
 
 static const struct {
 	const char	*prefix;
@@ -43,21 +44,13 @@ static const struct {
 	{ "email:", SAN_EMAIL },
 };
 
-static int
-hex_value(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return (ch - '0');
-	if (ch >= 'a' && ch <= 'f')
-		return (ch - 'a' + 10);
-	if (ch >= 'A' && ch <= 'F')
-		return (ch - 'A' + 10);
-	return (-1);
-}
-
-/* Parse 64 hex digits, optionally in colon-separated pairs. */
-static int
-parse_fingerprint(const char *s, uint8_t fp[32])
+/*
+ * A SHA-256 fingerprint as allow-fp= and sha256: take it, and as openssl
+ * x509 -fingerprint prints it: 64 hex digits of either case, in pairs
+ * that one colon may separate.  Return -1 for anything else.
+ */
+int
+identity_fingerprint_parse(const char *s, uint8_t fp[32])
 {
 	size_t	 n = 0;
 	int	 hi, lo;
@@ -65,8 +58,8 @@ parse_fingerprint(const char *s, uint8_t fp[32])
 	while (*s != '\0') {
 		if (n == 32)
 			return (-1);
-		hi = hex_value(s[0]);
-		if (hi == -1 || (lo = hex_value(s[1])) == -1)
+		hi = hex_digit(s[0]);
+		if (hi == -1 || (lo = hex_digit(s[1])) == -1)
 			return (-1);
 		fp[n++] = (uint8_t)(hi << 4 | lo);
 		s += 2;
@@ -105,7 +98,7 @@ identity_rule_parse(enum allow_kind kind, const char *v,
 	rule->kind = kind;
 	switch (kind) {
 	case ALLOW_FP:
-		if (parse_fingerprint(v, rule->fingerprint) == -1) {
+		if (identity_fingerprint_parse(v, rule->fingerprint) == -1) {
 			snprintf(err, len, "allow-fp=%s: give the SHA-256 of "
 			    "the certificate, 64 hex digits with or without "
 			    "colons", v);

@@ -72,5 +72,6 @@ int		 identity_rule_parse(enum allow_kind, const char *,
 int		 identity_match(const struct identity *,
 		    const struct allow_rule *, int);
 void		 identity_describe(const struct identity *, char *, size_t);
+int		 identity_fingerprint_parse(const char *, uint8_t [32]);
 
 #endif /* IDENTITY_H */

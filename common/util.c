@@ -161,6 +161,19 @@ parse_size(const char *s, size_t *size)
 	return (0);
 }
 
+/* The value of a hexadecimal digit, either case; -1 for another byte. */
+int
+hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return (c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (c - 'a' + 10);
+	if (c >= 'A' && c <= 'F')
+		return (c - 'A' + 10);
+	return (-1);
+}
+
 /* Parse an id given as a decimal number; -1 if it is not one. */
 int
 parse_id(const char *s, unsigned long *id)

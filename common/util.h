@@ -34,6 +34,7 @@ int		 sockaddr_peer(const struct sockaddr *, uint8_t [16], size_t *);
 int		 parse_ms(const char *, int *);
 int		 parse_size(const char *, size_t *);
 int		 parse_id(const char *, unsigned long *);
+int		 hex_digit(int);
 void		*xcalloc(size_t, size_t);
 char		*xstrdup(const char *);
 

@@ -202,17 +202,6 @@ acl_set_policy(struct acl_policy **pp, const char *v, char *err, size_t len)
 	return (0);
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return (c - '0');
-	c = tolower((unsigned char)c);
-	if (c >= 'a' && c <= 'f')
-		return (c - 'a' + 10);
-	return (-1);
-}
-
 /* Parse a command set or id: decimal, or hexadecimal with 0x. */
 static int
 parse_byte(const char *s, uint8_t *v)
@@ -271,14 +260,14 @@ acl_add_rule(struct acl_policy **pp, int allow, const char *v, char *err,
 	r.allow = allow;
 	if (n == 6 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
 		for (i = 2; i < 6; i++) {
-			if (hexval(v[i]) == -1)
+			if (hex_digit(v[i]) == -1)
 				break;
 		}
 		if (i < 6)
 			goto bad;
 		r.numeric = 1;
-		r.set = hexval(v[2]) << 4 | hexval(v[3]);
-		r.id = hexval(v[4]) << 4 | hexval(v[5]);
+		r.set = hex_digit(v[2]) << 4 | hex_digit(v[3]);
+		r.id = hex_digit(v[4]) << 4 | hex_digit(v[5]);
 	} else if ((colon = strchr(v, ':')) != NULL) {
 		if ((size_t)(colon - v) >= sizeof(set))
 			goto bad;
@@ -387,26 +376,6 @@ parse_cidr(const char *v, struct grant *g)
 	return (0);
 }
 
-/* Parse a SHA-256 fingerprint: 64 hex digits, colons allowed between. */
-static int
-parse_fingerprint(const char *v, uint8_t fp[32])
-{
-	int	 n = 0, hi, lo;
-
-	while (*v != '\0') {
-		if (*v == ':') {
-			v++;
-			continue;
-		}
-		if (n == 32 || (hi = hexval(v[0])) == -1 ||
-		    (lo = hexval(v[1])) == -1)
-			return (-1);
-		fp[n++] = hi << 4 | lo;
-		v += 2;
-	}
-	return (n == 32 ? 0 : -1);
-}
-
 static const struct {
 	const char		*prefix;
 	enum principal_type	 type;
@@ -465,9 +434,9 @@ parse_principal(enum principal_type type, const char *v, struct grant *g,
 		}
 		return (0);
 	case PRINCIPAL_SHA256:
-		if (parse_fingerprint(v, g->fingerprint) == -1) {
+		if (identity_fingerprint_parse(v, g->fingerprint) == -1) {
 			snprintf(err, len, "sha256:%s: give 64 hex digits, "
-			    "colons allowed", v);
+			    "a colon allowed between pairs", v);
 			return (-1);
 		}
 		return (0);

@@ -392,6 +392,30 @@ test_rules(void)
 static void
 test_grants(void)
 {
+	/* One spelling rule for sha256: and allow-fp= (identity.c). */
+	static const struct {
+		const char	*fp;
+		int		 ok;
+	} fingerprints[] = {
+		{ "00112233445566778899aabbccddeeff"
+		    "00112233445566778899aabbccddeeff", 1 },
+		{ "00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:"
+		    "00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee:ff", 1 },
+		{ ":00112233445566778899aabbccddeeff"
+		    "00112233445566778899aabbccddeeff", 0 },
+		{ "00112233445566778899aabbccddeeff"
+		    "00112233445566778899aabbccddeeff:", 0 },
+		{ "00::112233445566778899aabbccddeeff"
+		    "00112233445566778899aabbccddeeff", 0 },
+		{ "0:0112233445566778899aabbccddeeff"
+		    "00112233445566778899aabbccddeeff", 0 },
+		{ "00112233445566778899aabbccddeeff"
+		    "00112233445566778899aabbccddee", 0 },
+	};
+	char		 grant[160];
+	uint8_t		 fp[32];
+	size_t		 i;
+	int		 took;
 	struct acl_policy	*p;
 	struct acl_peer		 peer;
 	struct acl_decision	 d;
@@ -452,6 +476,18 @@ test_grants(void)
 	    acl_add_grant(&p, ACL_OBSERVE, "ip:10.0.0", err, sizeof(err)) ==
 	    -1, "bad pins, users, names and addresses are refused");
 	ok(p == NULL, "refused grants leave no policy behind");
+	for (i = 0; i < sizeof(fingerprints) / sizeof(fingerprints[0]); i++) {
+		snprintf(grant, sizeof(grant), "sha256:%s", fingerprints[i].fp);
+		took = acl_add_grant(&p, ACL_OBSERVE, grant, err,
+		    sizeof(err)) == 0;
+		ok(took == fingerprints[i].ok &&
+		    (identity_fingerprint_parse(fingerprints[i].fp, fp) == 0) ==
+		    fingerprints[i].ok, "fingerprint %d: %s as sha256: and as "
+		    "allow-fp=", (int)i, fingerprints[i].ok ? "taken" :
+		    "refused");
+	}
+	acl_policy_free(p);
+	p = NULL;
 	ok(acl_add_grant(&p, ACL_FULL, "uid:root", err, sizeof(err)) == 0,
 	    "uid:root is looked up by name");
 	acl_policy_free(p);
