@@ -133,10 +133,10 @@ ipc_classify(const uint8_t *buf, size_t len, struct greeting *g)
 	g->need = IPC_HEADER_LEN;
 	if (len < IPC_HEADER_LEN)
 		return;
-	g->header.size = le16(buf + 14);
-	g->header.set = buf[16];
-	g->header.id = buf[17];
-	g->header.reserved = le16(buf + 18);
+	g->header.size = ipc_size(buf);
+	g->header.set = buf[IPC_SET_OFFSET];
+	g->header.id = buf[IPC_ID_OFFSET];
+	g->header.reserved = le16(buf + IPC_RESERVED_OFFSET);
 	if (g->header.size < IPC_HEADER_LEN) {
 		g->kind = GREETING_INVALID;
 		g->error = "header size below 20";
@@ -218,10 +218,10 @@ void
 ipc_error_frame(uint8_t frame[24], uint32_t hresult)
 {
 	memcpy(frame, ipc_magic, IPC_MAGIC_LEN);
-	put16(frame + 14, 24);
-	frame[16] = IPC_SET_SERVER;
-	frame[17] = IPC_ID_ERROR;
-	put16(frame + 18, 0);
+	put16(frame + IPC_SIZE_OFFSET, 24);
+	frame[IPC_SET_OFFSET] = IPC_SET_SERVER;
+	frame[IPC_ID_OFFSET] = IPC_ID_ERROR;
+	put16(frame + IPC_RESERVED_OFFSET, 0);
 	put32(frame + 20, hresult);
 }
 
@@ -240,11 +240,12 @@ ipc_reply_classify(const uint8_t *buf, size_t len, uint32_t *hresult)
 		return (REPLY_OTHER);
 	if (len < IPC_HEADER_LEN)
 		return (REPLY_MORE);
-	if (buf[16] != IPC_SET_SERVER || le16(buf + 14) < IPC_HEADER_LEN)
+	if (buf[IPC_SET_OFFSET] != IPC_SET_SERVER ||
+	    ipc_size(buf) < IPC_HEADER_LEN)
 		return (REPLY_OTHER);
-	if (buf[17] == IPC_ID_OK)
+	if (buf[IPC_ID_OFFSET] == IPC_ID_OK)
 		return (REPLY_OK);
-	if (buf[17] != IPC_ID_ERROR || le16(buf + 14) < REPLY_PEEK)
+	if (buf[IPC_ID_OFFSET] != IPC_ID_ERROR || ipc_size(buf) < REPLY_PEEK)
 		return (REPLY_OTHER);
 	if (len < REPLY_PEEK)
 		return (REPLY_MORE);
@@ -280,10 +281,10 @@ void
 ipc_request(uint8_t msg[IPC_HEADER_LEN], uint8_t set, uint8_t id)
 {
 	memcpy(msg, ipc_magic, IPC_MAGIC_LEN);
-	put16(msg + 14, IPC_HEADER_LEN);
-	msg[16] = set;
-	msg[17] = id;
-	put16(msg + 18, 0);
+	put16(msg + IPC_SIZE_OFFSET, IPC_HEADER_LEN);
+	msg[IPC_SET_OFFSET] = set;
+	msg[IPC_ID_OFFSET] = id;
+	put16(msg + IPC_RESERVED_OFFSET, 0);
 }
 
 /* Build the advertise a runtime sends on each connection it opens. */
@@ -307,16 +308,17 @@ reply_header(const uint8_t *buf, size_t len, size_t *size, uint32_t *hresult)
 {
 	if (len < IPC_HEADER_LEN || memcmp(buf, ipc_magic, IPC_MAGIC_LEN) != 0)
 		return (-1);
-	*size = le16(buf + 14);
-	if (*size < IPC_HEADER_LEN || *size > len || buf[16] != IPC_SET_SERVER)
+	*size = ipc_size(buf);
+	if (*size < IPC_HEADER_LEN || *size > len ||
+	    buf[IPC_SET_OFFSET] != IPC_SET_SERVER)
 		return (-1);
-	if (buf[17] == IPC_ID_ERROR) {
+	if (buf[IPC_ID_OFFSET] == IPC_ID_ERROR) {
 		if (*size < 24)
 			return (-1);
 		*hresult = le32(buf + 20);
 		return (1);
 	}
-	if (buf[17] != IPC_ID_OK)
+	if (buf[IPC_ID_OFFSET] != IPC_ID_OK)
 		return (-1);
 	return (0);
 }
@@ -735,4 +737,11 @@ int
 ipc_magic_prefix(const uint8_t *buf, size_t len)
 {
 	return (prefix_of(buf, len, ipc_magic, IPC_MAGIC_LEN));
+}
+
+/* The size field of the header at p, IPC_HEADER_LEN bytes there. */
+size_t
+ipc_size(const uint8_t *p)
+{
+	return (le16(p + IPC_SIZE_OFFSET));
 }

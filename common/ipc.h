@@ -16,9 +16,13 @@
 
 struct evbuffer;
 
+/* A header: the magic, u16 size (of it all, little-endian), set, id, u16. */
 #define IPC_MAGIC_LEN		14	/* "DOTNET_IPC_V1" and a NUL */
 #define IPC_HEADER_LEN		20
-#define IPC_SET_OFFSET		16	/* the command set in a header */
+#define IPC_SIZE_OFFSET		14
+#define IPC_SET_OFFSET		16
+#define IPC_ID_OFFSET		17
+#define IPC_RESERVED_OFFSET	18
 #define IPC_MESSAGE_MAX		65535	/* the header's size field is a u16 */
 #define ADVR_MAGIC_LEN		8	/* "ADVR_V1" and a NUL */
 #define ADVR_LEN		34
@@ -119,6 +123,7 @@ void		 ipc_error_frame(uint8_t [24], uint32_t);
 enum reply_kind	 ipc_reply_classify(const uint8_t *, size_t, uint32_t *);
 const char	*ipc_hresult_name(uint32_t);
 void		 ipc_request(uint8_t [IPC_HEADER_LEN], uint8_t, uint8_t);
+size_t		 ipc_size(const uint8_t *);
 void		 ipc_advertise_build(uint8_t [ADVR_LEN],
 		    const struct advertise *);
 int		 ipc_processinfo_parse(const uint8_t *, size_t,

@@ -1210,7 +1210,8 @@ acl_decide(const struct acl_policy *p, const struct acl_peer *peer,
     const uint8_t *msg, size_t len, struct acl_decision *d)
 {
 	const struct rule	*r;
-	uint8_t			 set = msg[16], id = msg[17];
+	uint8_t			 set = msg[IPC_SET_OFFSET];
+	uint8_t			 id = msg[IPC_ID_OFFSET];
 	int			 cmd = CMD(set, id);
 
 	memset(d, 0, sizeof(*d));

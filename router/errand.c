@@ -185,7 +185,7 @@ errand_event(struct runtime *rt)
 	if (have < IPC_HEADER_LEN)
 		return;
 	reply = evbuffer_pullup(rt->errand_in, IPC_HEADER_LEN);
-	need = ipc_get16(reply + 14);
+	need = ipc_size(reply);
 	if (need < IPC_HEADER_LEN)
 		need = have;	/* not a header: let the caller say so */
 	if (have < need)

@@ -23,7 +23,7 @@ static void
 header(uint8_t *buf, uint16_t size, uint8_t set, uint8_t id)
 {
 	ipc_request(buf, set, id);
-	ipc_put16(buf + 14, size);
+	ipc_put16(buf + IPC_SIZE_OFFSET, size);
 }
 
 /* Build LIST, offering the highest version we speak. */
@@ -58,11 +58,12 @@ ext_request_parse(const uint8_t *buf, size_t len, struct ext_request *req)
 	memset(req, 0, sizeof(*req));
 	if (len < IPC_HEADER_LEN || !ipc_magic_prefix(buf, IPC_MAGIC_LEN))
 		return (-1);
-	size = ipc_get16(buf + 14);
-	if (size < IPC_HEADER_LEN || size > len || buf[16] != EXT_SET ||
-	    ipc_get16(buf + 18) != 0)
+	size = ipc_size(buf);
+	if (size < IPC_HEADER_LEN || size > len ||
+	    buf[IPC_SET_OFFSET] != EXT_SET ||
+	    ipc_get16(buf + IPC_RESERVED_OFFSET) != 0)
 		return (-1);
-	switch (buf[17]) {
+	switch (buf[IPC_ID_OFFSET]) {
 	case EXT_ID_LIST:
 		need = EXT_LIST_LEN;
 		break;
@@ -74,7 +75,7 @@ ext_request_parse(const uint8_t *buf, size_t len, struct ext_request *req)
 	}
 	if (size < need || ipc_get16(buf + IPC_HEADER_LEN) == 0)
 		return (-1);
-	req->id = buf[17];
+	req->id = buf[IPC_ID_OFFSET];
 	req->version = ipc_get16(buf + IPC_HEADER_LEN);
 	if (req->id == EXT_ID_SELECT)
 		memcpy(req->cookie, buf + IPC_HEADER_LEN + 2, IPC_COOKIE_LEN);
@@ -251,6 +252,7 @@ ext_reply_parse(const uint8_t *buf, size_t len, size_t *used,
     struct ext_runtime *er, uint32_t *count, uint32_t *hresult)
 {
 	size_t	 size;
+	uint8_t	 set, id;
 
 	*used = 0;
 	memset(er, 0, sizeof(*er));
@@ -258,16 +260,18 @@ ext_reply_parse(const uint8_t *buf, size_t len, size_t *used,
 		return (EXT_REPLY_INVALID);
 	if (len < IPC_HEADER_LEN)
 		return (EXT_REPLY_MORE);
-	size = ipc_get16(buf + 14);
-	if (size < IPC_HEADER_LEN || ipc_get16(buf + 18) != 0)
+	size = ipc_size(buf);
+	set = buf[IPC_SET_OFFSET];
+	id = buf[IPC_ID_OFFSET];
+	if (size < IPC_HEADER_LEN || ipc_get16(buf + IPC_RESERVED_OFFSET) != 0)
 		return (EXT_REPLY_INVALID);
-	if (buf[16] == EXT_SET && buf[17] == EXT_ID_ENTRY) {
+	if (set == EXT_SET && id == EXT_ID_ENTRY) {
 		if (size < EXT_ENTRY_MIN)
 			return (EXT_REPLY_INVALID);
-	} else if (buf[16] == IPC_SET_SERVER && buf[17] == IPC_ID_OK) {
+	} else if (set == IPC_SET_SERVER && id == IPC_ID_OK) {
 		if (size < EXT_END_LEN)
 			return (EXT_REPLY_INVALID);
-	} else if (buf[16] == IPC_SET_SERVER && buf[17] == IPC_ID_ERROR) {
+	} else if (set == IPC_SET_SERVER && id == IPC_ID_ERROR) {
 		if (size < REPLY_PEEK)
 			return (EXT_REPLY_INVALID);
 	} else
@@ -275,7 +279,7 @@ ext_reply_parse(const uint8_t *buf, size_t len, size_t *used,
 	if (len < size)
 		return (EXT_REPLY_MORE);
 
-	if (buf[16] == EXT_SET) {
+	if (set == EXT_SET) {
 		if (entry_parse(buf, size, er) == -1) {
 			memset(er, 0, sizeof(*er));
 			return (EXT_REPLY_INVALID);
@@ -283,7 +287,7 @@ ext_reply_parse(const uint8_t *buf, size_t len, size_t *used,
 		*used = size;
 		return (EXT_REPLY_ENTRY);
 	}
-	if (buf[17] == IPC_ID_ERROR) {
+	if (id == IPC_ID_ERROR) {
 		*hresult = ipc_get32(buf + IPC_HEADER_LEN);
 		*used = size;
 		return (EXT_REPLY_ERROR);

@@ -124,7 +124,7 @@ probe_parse(struct exchange *x, const char **why)
 		*why = "out of memory";
 		return (-1);
 	}
-	size = ipc_get16(h + 14);
+	size = ipc_size(h);
 	return (have >= size ? 1 : 0);
 }
 

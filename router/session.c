@@ -673,7 +673,7 @@ probe_reply(struct session *s)
 		session_close(s, "out of memory");
 		return (-1);
 	}
-	if ((size_t)(data[14] | data[15] << 8) > len)
+	if (ipc_size(data) > len)
 		return (0);	/* the reply is not complete yet */
 	rv = ipc_processinfo_parse(data, len, &s->advertise, &hresult);
 	if (rv != 0) {

@@ -1077,13 +1077,6 @@ ws_pending(struct stream *c)
 	return (n);
 }
 
-/* The size of the IPC message that starts at p (IPC_HEADER_LEN there). */
-static size_t
-ipc_size(const uint8_t *p)
-{
-	return ((size_t)p[IPC_MAGIC_LEN] | (size_t)p[IPC_MAGIC_LEN + 1] << 8);
-}
-
 /*
  * Frame the next of the len bytes at p into w->pending: return how many
  * it took, with *framed set if a frame was made; 0 and *framed unset
