@@ -314,8 +314,6 @@ void		 runtime_info_answer(struct runtime *, enum errand_kind,
 		    enum errand_result, const uint8_t *, size_t);
 int		 runtime_list(struct route *, int, struct evbuffer *);
 int		 runtime_reachable(const struct runtime *, int);
-const struct acl_runtime *acl_runtime_of(const struct runtime *,
-		    struct acl_runtime *);
 const struct acl_runtime *runtime_acl(struct route *, const uint8_t *,
 		    struct acl_runtime *);
 int		 runtime_take_linked(struct session *, const char **,
@@ -352,7 +350,6 @@ struct exchange {
 int		 exchange_init(struct exchange *, struct route *, int);
 void		 exchange_start(struct exchange *, const char *,
 		    const uint8_t *, size_t);
-void		 exchange_cancel(struct exchange *);
 void		 exchange_free(struct exchange *);
 extern const struct conn_owner exchange_conn_owner;
 
@@ -360,7 +357,6 @@ extern const struct conn_owner exchange_conn_owner;
 int		 mirror_start(struct route *, int, char *, size_t);
 void		 mirror_runtime_known(struct runtime *);
 void		 mirror_runtime_gone(struct runtime *);
-int		 mirror_count(const struct route *);
 void		 mirror_stop(struct route *);
 
 /* resume.c */

@@ -105,7 +105,7 @@ exchange_start(struct exchange *x, const char *path, const uint8_t *rq,
 }
 
 /* Stop what is under way, telling nobody. */
-void
+static void
 exchange_cancel(struct exchange *x)
 {
 	evtimer_del(&x->timer);

@@ -54,18 +54,6 @@ static const char *const limit_names[ML_COUNT] = {
 	[ML_EMFILE] = "descriptors",
 };
 
-const char *
-metrics_mode_name(int mode)
-{
-	return (mode >= 0 && mode < METRICS_MODES ? mode_names[mode] : "?");
-}
-
-const char *
-metrics_outcome_name(enum metrics_outcome o)
-{
-	return (o < MO_COUNT ? outcome_names[o] : "?");
-}
-
 /* The set label of a command header's command set. */
 enum metrics_set
 metrics_set_of(uint8_t set)

@@ -77,8 +77,6 @@ struct metrics_build {
 
 extern struct metrics	 metrics;
 
-const char	*metrics_mode_name(int);
-const char	*metrics_outcome_name(enum metrics_outcome);
 enum metrics_set metrics_set_of(uint8_t);
 int		 metrics_render(const struct metrics *,
 		    const struct metrics_build *, struct evbuffer *);

@@ -84,7 +84,6 @@ struct mirror {
 	int			 side;		/* the mirror's endpoint */
 	TAILQ_HEAD(, mirror_entry) entries;
 	TAILQ_HEAD(, mirror_entry) leaving;	/* names gone, in grace */
-	int			 count;
 };
 
 static void	 mirror_accept(struct evconnlistener *, evutil_socket_t,
@@ -179,7 +178,6 @@ entry_close(struct mirror_entry *e, int now)
 		e->runtime->mirrored = NULL;
 	e->runtime = NULL;
 	TAILQ_REMOVE(&m->entries, e, entry);
-	m->count--;
 	TAILQ_INSERT_TAIL(&m->leaving, e, entry);
 	evtimer_assign(&e->grace, base, entry_end, e);
 	if (now || e->standin.pid == -1) {
@@ -259,7 +257,6 @@ mirror_runtime_known(struct runtime *rt)
 	e->standin.pid = -1;
 	e->standin.fd = -1;
 	TAILQ_INSERT_TAIL(&m->entries, e, entry);
-	m->count++;
 	rt->mirrored = e;
 
 	/*
@@ -365,13 +362,6 @@ mirror_accept(struct evconnlistener *evl, evutil_socket_t fd,
 	}
 	session_accepted(e->mirror->route, e->mirror->side, fd, sa, salen,
 	    e->cookie);
-}
-
-/* How many runtimes the mirror shows. */
-int
-mirror_count(const struct route *r)
-{
-	return (r->mirror != NULL ? r->mirror->count : 0);
 }
 
 /*

@@ -37,6 +37,8 @@
 #define RECONNECT_GRACE_MS	1000
 
 static void	 runtime_parked_event(struct conn *, short);
+static const struct acl_runtime *acl_runtime_of(const struct runtime *,
+		    struct acl_runtime *);
 
 /* What a parked connection tells its record: a byte, or its end. */
 const struct conn_owner parked_conn_owner = {
@@ -80,7 +82,7 @@ runtime_reachable(const struct runtime *rt, int tool_side)
 }
 
 /* The runtime as app=, cmdline= and found= see it, or NULL if unknown. */
-const struct acl_runtime *
+static const struct acl_runtime *
 acl_runtime_of(const struct runtime *rt, struct acl_runtime *ar)
 {
 	if (rt == NULL || rt->info == NULL)

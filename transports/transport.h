@@ -277,7 +277,6 @@ int		 inherit_unclaimed(char *, size_t);
 void		 inherit_close(void);
 
 /* What front ends may ask of particular transports. */
-const char	*uds_path(const struct endpoint *);
 int		 tcp_address(const struct endpoint *, char *, size_t, int *);
 
 /*

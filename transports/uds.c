@@ -274,13 +274,6 @@ uds_listen(struct endpoint *ep, char *err, size_t len)
 	return (sockfile_listen(&u->file, err, len));
 }
 
-/* The path of a uds endpoint, for a front end to print. */
-const char *
-uds_path(const struct endpoint *ep)
-{
-	return (ep->transport == &transport_uds ? UDS(ep)->path : ep->name);
-}
-
 /* Remove the socket file, if it is still the one we made. */
 static void
 uds_unlisten(struct endpoint *ep)
