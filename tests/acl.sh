@@ -7,7 +7,7 @@
 # parked runtime stays parked, and one audit line says who, what and why,
 # never with payload bytes.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 MAGIC=444f544e45545f4950435f563100		# "DOTNET_IPC_V1\0"
 DENIED=${MAGIC}1800ffff000005000780		# HRESULT 0x80070005

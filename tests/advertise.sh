@@ -9,7 +9,7 @@
 # made to redial in a loop.  Each refusal is audited and no byte of it
 # reaches a runtime.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 CROWD=$top_builddir/tests/crowd
 COOKIE=00112233445566778899aabbccddeeff

@@ -5,7 +5,7 @@
 # own session with one log line, the router stays up, and not one byte
 # reaches the runtime.  Afterwards a good command still goes through.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 MAGIC=444f544e45545f4950435f563100		# "DOTNET_IPC_V1\0"
 BAD_ENCODING=${MAGIC}1800ffff000084131380	# the runtime's error frames

@@ -5,7 +5,7 @@
 # tools reach a router that dials the router next to the runtime, or the
 # router next to the runtime dials the router next to the tools.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 STREAM=67108864
 

@@ -5,7 +5,7 @@
 # runtime connections, StopTracing on a second connection while a trace
 # streams, and ProcessEnvironment's continuation.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 # server-server: the runtime parks one connection at a time; each command
 # takes it and the runtime dials again.  ProcessEnvironment takes the full

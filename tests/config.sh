@@ -6,7 +6,7 @@
 # policies, and SIGHUP with a good file, a broken one and one that changes
 # endpoints, while a trace keeps streaming.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 STREAM=8388608
 

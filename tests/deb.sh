@@ -14,7 +14,7 @@
 # TESTS=tests/deb.sh).  It builds the package from the git tree, which a
 # release tarball is not, and builds dsroute once more.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 for t in dpkg-buildpackage dh lintian fakeroot mandoc apt-get git; do
 	command -v "$t" >/dev/null ||

@@ -11,7 +11,7 @@
 # NetworkPolicy guards dsroute's port from a namespace.  Manifests broken
 # in each of those ways must fail.  No cluster is involved.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/npm.sh"
 
 npm_packages js-yaml@4.1.0 kubernetes-models@4.5.1

@@ -10,7 +10,7 @@
 # --wait-for-runtime waits for the runtime instead, within
 # --connect-timeout.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 # A TCP port on loopback that nobody listens on: one a router had.
 start_dsroute gone "uds:$T/gone0.sock" tcp:127.0.0.1:0

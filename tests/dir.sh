@@ -7,7 +7,7 @@
 # links, sockets of another user and a socket planted under another
 # process's name; with none left the tool hears "file not found".
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 # starttime PID: the KEY of its runtime's socket name (stat field 22).
 starttime() {

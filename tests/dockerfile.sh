@@ -8,7 +8,7 @@
 # EXPOSE and the OCI labels.  No image is built here: this machine has no
 # container engine.  A broken Dockerfile must fail the same checks.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/npm.sh"
 
 npm_packages dockerfile-ast@0.7.1

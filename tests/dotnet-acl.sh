@@ -6,7 +6,7 @@
 # instead of waiting for a trace.  Skipped when the .NET SDK is missing or
 # dotnet-trace cannot be installed.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 command -v dotnet >/dev/null 2>&1 || skip_all "dotnet is not installed"
 

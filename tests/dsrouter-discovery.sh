@@ -7,7 +7,7 @@
 # that forwards to it; `-p PID` resolves to the router's.  With dotnet
 # here, the real dotnet-trace finds it and traces through it.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/dsrouter.sh"
 
 STREAM=1048576

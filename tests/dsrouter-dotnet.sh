@@ -12,7 +12,7 @@
 # here.  dotnet-trace is installed first, while the network is there; the
 # rest runs in a network namespace of its own (the ports are fixed).
 
-. "$top_srcdir/tests/lib/dsrouter.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/dsrouter.sh"
 [ -n "${DSR_NETNS:-}" ] || dsapp >/dev/null 2>&1 || true
 . "$top_srcdir/tests/lib/netns.sh"
 . "$top_srcdir/tests/lib/lib.sh"

@@ -9,7 +9,7 @@
 # router by its pid.  Run in a network namespace of its own: the ports
 # are fixed.
 
-. "$top_srcdir/tests/lib/netns.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/netns.sh"
 . "$top_srcdir/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/dsrouter.sh"
 

@@ -7,7 +7,7 @@
 # makes it ignore the signals a launching tool lets through; the end of
 # the tool that launched it stops it too.  Each way removes its sockets.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/dsrouter.sh"
 
 # A tool launched it: Q on a pipe quits, with status 0.

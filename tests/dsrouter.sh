@@ -6,7 +6,7 @@
 # is taken, bad command lines are one-line errors with exit status 1, and
 # the runtime timeout stops the router with exit status 0.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/dsrouter.sh"
 
 mode_is() {

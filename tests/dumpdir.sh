@@ -13,7 +13,7 @@
 # have.  A reload to an unsafe directory keeps the whole running
 # configuration with one error line.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 # refused_dir DESC EREGEX DIR: a router with dump-dir=DIR exits 1 at
 # start-up with one line, which matches EREGEX.  The timeout stops a

@@ -11,7 +11,7 @@
 # descriptors return to the baseline and the next connection works.
 # Every router must exit cleanly, without a sanitizer report.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 CROWD=$top_builddir/tests/crowd
 command -v ss >/dev/null || skip_all "ss(8) is not installed"

@@ -6,7 +6,7 @@
 # command for one dials its socket.  New ones appear, gone ones go, and a
 # socket that never answers delays nobody.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 D=$T/d
 W=$T/w

@@ -7,6 +7,16 @@
 # names the targets this build has.
 
 set -u
+# Alone, the build ./dev.sh test made, and every target it has.
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir/build/test}"
+if [ -z "${FUZZ_NAMES:-}" ]; then
+	for d in "$top_srcdir"/tests/fuzz/corpus/*/; do
+		d=$(basename "$d")
+		[ -x "$top_builddir/tests/fuzz/replay_$d" ] &&
+		    FUZZ_NAMES="${FUZZ_NAMES:-} $d"
+	done
+fi
 n=0
 failed=0
 for target in ${FUZZ_NAMES:?run by make check}; do

@@ -17,7 +17,7 @@
 # sent straight to the app's own socket is answered at once, the router
 # logs the refusal (rule "peer=runtime") and serves tools as before.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/interop.sh"
 
 interop_setup

@@ -7,7 +7,7 @@
 # dial TCP): ProcessInfo, an EventPipe session whose Nettrace stream is
 # parsed, StopTracing on a second connection, and the stream's clean end.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/interop.sh"
 
 interop_setup

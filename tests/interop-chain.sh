@@ -10,7 +10,7 @@
 # each served by a connection the runtime re-dialled.  Then a start-up
 # trace of a suspended app: the session starts before the resume.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/interop.sh"
 
 interop_setup

@@ -7,7 +7,7 @@
 # take the tools from it, and once it is killed (its socket file left
 # behind) the newer app serves.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/interop.sh"
 
 interop_setup

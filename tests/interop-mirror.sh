@@ -21,7 +21,7 @@
 # node finds with dir:, listed over mutual TLS; and a mirror that is pid
 # 1 of its namespace, as in a container.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/interop.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 

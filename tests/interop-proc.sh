@@ -6,7 +6,7 @@
 # nothing with the router; the router finds its socket through /proc and
 # the real dotnet-trace records the app's events through it.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/interop.sh"
 
 interop_setup

@@ -8,7 +8,7 @@
 # old process is killed, when the old process is killed with the command
 # unread, and when it is killed in the middle of a trace.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/interop.sh"
 
 interop_setup

@@ -6,7 +6,7 @@
 # stays paused at start-up until a ResumeRuntime reaches it through the
 # router; then Main runs.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/interop.sh"
 
 interop_setup

@@ -19,7 +19,7 @@
 #    and dotnet-gcdump's trap when the tool's TMPDIR is not the router's;
 #  - a start-up trace of a suspended app: dotnet-trace listens.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/interop.sh"
 
 interop_setup

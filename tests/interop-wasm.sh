@@ -22,7 +22,7 @@
 #
 # The runtime never redials: the router listens before the app starts.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/interop.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 . "$top_srcdir/tests/lib/wasm.sh"

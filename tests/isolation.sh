@@ -5,7 +5,7 @@
 # that sent part of a header.  Through the router, such a client never
 # reaches the runtime and never delays anyone else.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 MAGIC=444f544e45545f4950435f563100
 

@@ -6,7 +6,7 @@
 # count down as sessions end; --idle-timeout cuts a quiet forwarding
 # session, only when given, and never a parked runtime connection.
 
-. "$top_srcdir/tests/lib/netns.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/netns.sh"
 . "$top_srcdir/tests/lib/lib.sh"
 
 CROWD=$top_builddir/tests/crowd

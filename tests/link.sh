@@ -7,7 +7,7 @@
 # front, and the node judges it under its own ACL.  Over TCP and TLS; a node
 # that refuses, is away, is no dsroute, or lies is survived with one line.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 
 make_base_certs

@@ -5,7 +5,7 @@
 # churn and rejected connections with no descriptor left behind, a
 # descriptor limit under a flood, and a drain with traces in flight.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 CROWD=$top_builddir/tests/crowd
 # RSS comparisons want live memory, not ASan's quarantine of freed blocks.

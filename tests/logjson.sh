@@ -10,7 +10,7 @@
 # the decision and rule those applied.  A route name from a file is
 # hostile too, and a reload switches a text log to JSON.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 command -v python3 >/dev/null 2>&1 ||
     skip_all "python3 is not installed (./dev.sh deps installs it)"

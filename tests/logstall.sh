@@ -6,7 +6,7 @@
 # Its standard error is a FIFO held open by a process that never reads,
 # as when the process supervising dsroute hangs.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 mkfifo "$T/err.fifo"
 # The read end is opened by the child: opening it here would wait for a

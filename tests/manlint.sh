@@ -5,7 +5,7 @@
 # every long option of dsroute --help appears in dsroute(1), so that the
 # two cannot drift apart.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 command -v mandoc >/dev/null 2>&1 || skip_all "mandoc(1) is not installed"
 for page in dsroute.1 dsroute.conf.5; do

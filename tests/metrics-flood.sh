@@ -9,7 +9,7 @@
 # flood comes from the probes' own address or from another one.  The
 # flood's connections are the ones closed; the router stays up.
 
-. "$top_srcdir/tests/lib/netns.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/netns.sh"
 . "$top_srcdir/tests/lib/lib.sh"
 
 PY=/usr/bin/python3

@@ -8,7 +8,7 @@
 # serving; metrics over TLS with the OpenSSL build, and the mbed TLS
 # build's refusal of them.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 CROWD=$top_builddir/tests/crowd
 SCRAPE=$top_srcdir/tests/helpers/promscrape.py

@@ -8,7 +8,7 @@
 # What a runtime says of itself must agree with its advertise; the
 # directory is made safely.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 M=$T/mir
 mkdir -m 700 "$M"

@@ -5,7 +5,7 @@
 # ProcessInfo round trip reaches the right runtime, and a 64 MiB EventPipe
 # stream arrives with the SHA-256 the runtime sent.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 STREAM=67108864
 

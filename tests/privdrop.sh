@@ -6,7 +6,7 @@
 # read, with no root id left; the socket's owner=, group= and mode=; and
 # a start that cannot drop as asked stops with one line.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip_all "privilege drop needs root"
 getent passwd nobody >/dev/null && getent group nogroup >/dev/null ||

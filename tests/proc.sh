@@ -8,7 +8,7 @@
 # process that binds pid 1's socket name in its container is refused,
 # and a router without privileges says in one line what it cannot see.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 command -v unshare >/dev/null || skip_all "no unshare(1)"
 [ -d /mnt ] || skip_all "no /mnt to show the helpers in a container"

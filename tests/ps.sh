@@ -13,7 +13,7 @@
 # sockets are passed over, and a name that does not answer leaves the
 # command line empty.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 command -v python3 >/dev/null || skip_all "python3 is not installed"
 LISTER=$top_srcdir/tests/helpers/fakelister.py

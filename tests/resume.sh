@@ -5,7 +5,7 @@
 # that no tool resumes in time, is resumed by the router; one a tool
 # resumed first is left alone; without the option it stays paused.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 SENT='no tool resumed it within [0-9.]+s \(--resume-after\); the router sends ResumeRuntime$'
 OK="answered the router's ResumeRuntime: ok\$"

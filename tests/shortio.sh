@@ -5,7 +5,7 @@
 # write move a random 1..n bytes and fail with EAGAIN one time in ten:
 # streams stay byte-identical and commands complete.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 STREAM=67108864
 SHIM=$top_builddir/tests/shortio.so

@@ -6,7 +6,7 @@
 # no runtime while silent, its first byte starts the first-message deadline,
 # and --silent-timeout bounds the silence.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 start_dsroute d -v debug --handshake-timeout 1 "uds:$T/rt.sock" \
     tcp:127.0.0.1:0

@@ -4,7 +4,7 @@
 # A slow reader of an endless trace: the router's memory stays flat, and
 # the back-pressure reaches the runtime instead of piling up in between.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 # ASan keeps freed memory in quarantine; that would look like growth.
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0

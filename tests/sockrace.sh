@@ -8,7 +8,7 @@
 # link, never remove or change what is not its own, and either start on
 # its own socket or refuse with one line.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 RACESWAP=$top_builddir/tests/raceswap
 ROUNDS=${SOCKRACE_ROUNDS:-150}

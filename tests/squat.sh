@@ -13,7 +13,7 @@
 # listener has pid PID only in its own namespace counts only if it runs
 # as the router's uid or root.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 # starttime PID: when the process started, in clock ticks after boot,
 # the KEY of its runtime's socket name.  The command in /proc/PID/stat may

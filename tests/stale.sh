@@ -9,7 +9,7 @@
 # reaches it, then killed.  The command must reach the next runtime, not
 # vanish with the dead one.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 # parks NAME PID N: the router has parked N connections of runtime PID.
 parks() {

@@ -8,7 +8,7 @@
 # the lifeline held open elsewhere), and 200 started and stopped leave
 # nothing behind.  dsroute itself runs as one when so marked.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 STANDINS=$top_builddir/tests/standins
 [ -d /proc/self/fd ] || skip_all "no /proc"

@@ -5,7 +5,7 @@
 # files are created safely and removed; foreign files are left alone;
 # SIGTERM drains and exits 0.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 # untouched PATH SNAPSHOT: the object at PATH is as it was.
 snapshot() {

@@ -15,7 +15,7 @@
 # that one is static (make check in a build configured
 # --enable-static-binary); otherwise the test is skipped.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 
 S=${DSROUTE_STATIC:-}

@@ -9,7 +9,7 @@
 # systemd-analyze verify checks the units of contrib/systemd.  Run in a
 # network namespace of its own: the android preset's port is fixed.
 
-. "$top_srcdir/tests/lib/netns.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/netns.sh"
 . "$top_srcdir/tests/lib/lib.sh"
 
 have() {

@@ -5,7 +5,7 @@
 # a runtime dying mid-stream ends the tool's side, and a tool that
 # half-closes after its command still gets the whole reply.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 STREAM=67108864
 

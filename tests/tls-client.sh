@@ -6,7 +6,7 @@
 # certificate when asked, and refuses TLS 1.1.  A refused dial passes no
 # byte of the tool's command anywhere.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 
 make_base_certs
@@ -29,9 +29,9 @@ client() {
 	    "tls:127.0.0.1:$(port_of "$2" remote),connect,ca=$C/ca.pem,$(cert client1)$3"
 }
 
-# refused NAME SERVER DESC EREGEX [OPTIONS]: a tool's command through a
+# dial_refused NAME SERVER DESC EREGEX [OPTIONS]: a tool's command through a
 # router dialling SERVER fails for a reason matching EREGEX.
-refused() {
+dial_refused() {
 	client "$1" "$2" "${5:-}"
 	if tool --timeout 30 "$T/$1.sock" processinfo; then
 		fail "$3: the tool's command fails"
@@ -63,13 +63,13 @@ ended ok "the dialled server's verified identity is in the session line" \
 stop_dsroute ok
 : >"$T/good-rt.ev"
 
-refused sni good "TLS-24 host name mismatch (sni=wrong.test)" \
+dial_refused sni good "TLS-24 host name mismatch (sni=wrong.test)" \
     "hostname mismatch" ",sni=wrong.test"
-refused ip other "TLS-24 the IP address dialled is not in the certificate" \
+dial_refused ip other "TLS-24 the IP address dialled is not in the certificate" \
     "IP address mismatch"
-refused untrusted rogue "TLS-25 server certificate from an untrusted CA" \
+dial_refused untrusted rogue "TLS-25 server certificate from an untrusted CA" \
     "unable to get local issuer certificate"
-refused expired stale "TLS-26 expired server certificate" \
+dial_refused expired stale "TLS-26 expired server certificate" \
     "certificate has expired"
 
 : >"$T/other-rt.ev"

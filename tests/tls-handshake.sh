@@ -7,7 +7,7 @@
 # renegotiation is refused and sessions are never resumed.  The fake
 # runtime sees nothing in any of these.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 
 make_base_certs

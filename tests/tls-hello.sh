@@ -12,7 +12,7 @@
 # refusal the fake runtime sees nothing.  What mbed TLS 2.28 cannot do
 # (TLS 1.3) is reported as a skip, with the reason.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 
 # RSS comparisons want live memory, not ASan's quarantine of freed blocks.
@@ -61,10 +61,10 @@ answered() {
 	: >"$T/rt.ev"
 }
 
-# refused NAME DESC EREGEX ALERT ARGS...: s_client with ARGS fails, the
+# handshake_refused NAME DESC EREGEX ALERT ARGS...: s_client with ARGS fails, the
 # router logs a handshake failure matching EREGEX, s_client reports an
 # alert matching ALERT, and the runtime sees nothing.
-refused() {
+handshake_refused() {
 	_rname=$1
 	_rdesc=$2
 	_rwhy=$3
@@ -84,16 +84,16 @@ refused() {
 answered first "an RSA listener serves a modern client"
 
 # TLS-13: only CBC, or only static RSA key exchange, on TLS 1.2.
-refused cbc "TLS-13 TLS 1.2 with CBC suites only" "$nocipher" \
+handshake_refused cbc "TLS-13 TLS 1.2 with CBC suites only" "$nocipher" \
     "alert handshake failure" -tls1_2 \
     -cipher "ECDHE-RSA-AES128-SHA:ECDHE-RSA-AES256-SHA:ECDHE-RSA-AES128-SHA256:AES128-SHA:AES256-SHA:AES128-SHA256@SECLEVEL=0"
-refused rsakx "TLS-13 TLS 1.2 with static RSA key exchange only" \
+handshake_refused rsakx "TLS-13 TLS 1.2 with static RSA key exchange only" \
     "$nocipher" "alert handshake failure" -tls1_2 \
     -cipher "AES128-GCM-SHA256:AES256-GCM-SHA384:AES128-SHA256:AES128-SHA@SECLEVEL=0"
 
 # TLS-14: a 1.2 hello that says it is a fallback.
 if [ -z "$mbed" ]; then
-	refused fallback "TLS-14 TLS 1.2 with TLS_FALLBACK_SCSV to a 1.3 listener" \
+	handshake_refused fallback "TLS-14 TLS 1.2 with TLS_FALLBACK_SCSV to a 1.3 listener" \
 	    "inappropriate fallback" "alert inappropriate fallback" \
 	    -tls1_2 -fallback_scsv
 	# A plain 1.2 hello: the ServerHello carries the TLS 1.3 downgrade
@@ -171,7 +171,7 @@ big_rounds() {
 	wait_for 30 eval "[ \$(session_lines b) -ge $_seen_sessions ]"
 }
 big_rounds 1
-refused bigchain "TLS-20 a certificate list of 100 certificates" \
+handshake_refused bigchain "TLS-20 a certificate list of 100 certificates" \
     "$toolong" "$cut_told" -cert_chain "$T/bigchain.pem"
 tool --timeout 10 "$addr" raw $claim
 like "TLS-20 a ClientHello that claims 16 MiB: no ServerHello" \
@@ -250,11 +250,11 @@ if [ -z "$mbed" ]; then
 else
 	untrusted="unable to get local issuer certificate"
 fi
-refused resume13 "TLS-16 a TLS 1.3 ticket offered after the revocation" \
+handshake_refused resume13 "TLS-16 a TLS 1.3 ticket offered after the revocation" \
     "client certificate verify failed: ($untrusted)" "$cut_told" \
     -sess_in "$T/ticket13.pem"
 check "TLS-16 ... no resumption" eval "! has_line '$T/resume13.out' '^Reused'"
-refused resume12 "TLS-16 a TLS 1.2 session ID offered after the revocation" \
+handshake_refused resume12 "TLS-16 a TLS 1.2 session ID offered after the revocation" \
     "client certificate verify failed: ($untrusted)" "$cut_told" \
     -no_tls1_3 -sess_in "$T/session12.pem"
 check "TLS-16 ... no resumption" eval "! has_line '$T/resume12.out' '^Reused'"

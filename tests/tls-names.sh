@@ -9,7 +9,7 @@
 # when the intermediate is missing, or when the path is longer than a CA
 # allows.  The fake runtime sees nothing of any of them.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 
 command -v perl >/dev/null || skip_all "perl is not installed"

@@ -6,7 +6,7 @@
 # disturbed, and a broken, mismatched or missing file keeps the old
 # credentials with one line saying why.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 
 STREAM=16777216

@@ -7,7 +7,7 @@
 # while a trace it started before the reload runs to its end (sessions in
 # flight keep the decision they were given; dsroute.conf(5), RELOADING).
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 
 STREAM=16777216
@@ -57,9 +57,9 @@ served() {
 	fi
 }
 
-# refused NAME DESC EREGEX: the tool behind router NAME is denied, the
+# denied NAME DESC EREGEX: the tool behind router NAME is denied, the
 # audit line matches EREGEX, and the runtime gets no command.
-refused() {
+denied() {
 	_cmds=$(commands)
 	tool --timeout 30 "$T/$1.sock" processinfo
 	is "$2: access denied" "$(cat "$T/tool.out")" "error 0x80070005"
@@ -87,13 +87,13 @@ conf "client1" "client1 client2"
 check "TLS-32 a reload takes client2 off the allow-list" reload
 check "TLS-32 ... in place: no restart needed" eval \
     "! has_line '$T/b.err' 'takes a restart'"
-refused client2 "TLS-32 client2's next connection, off the allow-list" \
+denied client2 "TLS-32 client2's next connection, off the allow-list" \
     'peer="tls:[^ ]*\(cn:client2,[^ ]*\)" .*decision=deny .*rule="allow-list" reason="identity not on the allow-list"'
 served client1 "TLS-32 client1, still on the list, is served"
 
 conf "client1 client2" "client2"
 check "TLS-32 a reload takes client1's grant away, client2 back on" reload
-refused client1 "TLS-32 client1's next connection, without a grant" \
+denied client1 "TLS-32 client1's next connection, without a grant" \
     'peer="tls:[^ ]*\(cn:client1,[^ ]*\)" .*decision=deny role=none '
 served client2 "TLS-32 client2, back on the list, is served"
 check "TLS-32 client2's trace is still running after both reloads" alive trace

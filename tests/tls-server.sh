@@ -5,7 +5,7 @@
 # server side): who gets through, who is refused and why, and that the
 # fake runtime behind it sees no connection at all for a refused peer.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 
 make_base_certs

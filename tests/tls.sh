@@ -6,7 +6,7 @@
 # close_notify half-close still gets its answer, and a TLS peer that
 # vanishes mid-stream without close_notify is reported as truncation.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 
 STREAM=67108864

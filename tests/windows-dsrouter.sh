@@ -12,7 +12,7 @@
 # The tool that listens on a pipe (-ipcc) is tests/windows/pipeclient.exe
 # "listen", which setup.sh builds: winfaketool has no listen role.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/wine.sh"
 
 # tcp_port NAME: the port of the command's TCP server.

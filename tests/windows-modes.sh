@@ -7,7 +7,7 @@
 # arrives with the SHA-256 the runtime sent.  (modes.sh is the same with
 # socket files.)
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/wine.sh"
 
 STREAM=16777216

@@ -11,7 +11,7 @@
 # pipe served by the process its name gives is served (squat.sh is the
 # same on socket files).
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/wine.sh"
 
 MAGIC=444f544e45545f4950435f563100		# "DOTNET_IPC_V1\0"

@@ -21,7 +21,7 @@
 # the interop scenarios get them; without dotnet, dotnet-trace, dsroute.exe
 # or wine the scenario skips.  The app's console lines end in CRLF.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/interop.sh"
 
 # Before wine.sh: tests/windows/setup.sh publishes dsapp with the SDK.

@@ -30,7 +30,7 @@
 # stays open, since closing is a pipe's only shutdown.  Socket errors are
 # logged in words (compat_strerror), not msvcrt's "Unknown error".
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/wine.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 

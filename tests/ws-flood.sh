@@ -8,7 +8,7 @@
 # and a runtime parked after its advertise, both unauthenticated, each
 # flood it with 256 MiB of pings.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 PY=/usr/bin/python3
 WSPEER="$PY $top_srcdir/tests/helpers/wspeer.py"

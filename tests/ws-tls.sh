@@ -8,7 +8,7 @@
 # listener, each request one message, its trace of tiny messages
 # byte-exact.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/tls.sh"
 
 PY=/usr/bin/python3

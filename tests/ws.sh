@@ -12,7 +12,7 @@
 # with its HTTP status or close code and one log line while the daemon
 # serves the others.  wss: is in ws-tls.sh.
 
-. "$top_srcdir/tests/lib/lib.sh"
+. "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 
 PY=/usr/bin/python3
 WSPEER="$PY $top_srcdir/tests/helpers/wspeer.py"

@@ -67,21 +67,7 @@ processinfo() {
 	fi
 }
 
-# refused DESC EREGEX ARGS...: `dsroute ARGS...` exits 1, saying EREGEX.
-refused() {
-	_desc=$1
-	_want=$2
-	shift 2
-	# shellcheck disable=SC2086
-	env TMPDIR="$T" ${DSR_ENV:-} "$DSROUTE" "$@" </dev/null \
-	    >"$T/refused.out" 2>"$T/refused.err"
-	_rc=$?
-	if [ $_rc -eq 1 ] && grep -Eq -- "$_want" "$T/refused.err"; then
-		pass "$_desc"
-	else
-		fail "$_desc" "status $_rc: $(cat "$T/refused.err")"
-	fi
-}
+# refused() is lib.sh's.
 
 . "$top_srcdir/tests/lib/dotnet-tools.sh"
 

@@ -8,9 +8,23 @@
 
 set -u
 
-: "${DSROUTE:?run the tests with make check}"
-: "${FAKERT:?run the tests with make check}"
-: "${FAKETOOL:?run the tests with make check}"
+# Run alone (sh tests/acl.sh, from anywhere), a scenario takes the build
+# that ./dev.sh test made, else one in the source tree; make check says
+# which with DSROUTE, FAKERT, FAKETOOL and top_builddir.
+if [ -z "${DSROUTE:-}" ]; then
+	for _b in "$top_srcdir/build/test" "$top_srcdir"; do
+		[ -x "$_b/dsroute" ] && [ -x "$_b/tests/fakert" ] || continue
+		top_builddir=$_b
+		DSROUTE=$_b/dsroute
+		FAKERT=$_b/tests/fakert
+		FAKETOOL=$_b/tests/faketool
+		export top_srcdir top_builddir DSROUTE FAKERT FAKETOOL
+		break
+	done
+fi
+: "${DSROUTE:?no dsroute built: run ./dev.sh test once, or make check}"
+: "${FAKERT:?no tests/fakert built: run ./dev.sh test once, or make check}"
+: "${FAKETOOL:?no tests/faketool built: run ./dev.sh test once}"
 
 # The valgrind pass of the suite runs every router under memcheck.
 if [ -n "${DSROUTE_VALGRIND:-}" ]; then
@@ -160,13 +174,16 @@ wait_exit() {
 	wait_for "$2" eval "! kill -0 $(pid_of "$1")"
 }
 
-# refused DESCRIPTION EREGEX ARGS...: dsroute with ARGS exits 1 with one
-# line on stderr, which matches EREGEX.
+# refused DESCRIPTION EREGEX ARGS...: dsroute with ARGS, its standard
+# input empty and TMPDIR the test's (and the variables in DSR_ENV), exits
+# 1 with one line on stderr, which matches EREGEX.
 refused() {
 	_desc=$1
 	_want=$2
 	shift 2
-	"$DSROUTE" "$@" >"$T/out" 2>"$T/err"
+	# shellcheck disable=SC2086
+	env TMPDIR="$T" ${DSR_ENV:-} "$DSROUTE" "$@" </dev/null >"$T/out" \
+	    2>"$T/err"
 	_rc=$?
 	if [ $_rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
 	    grep -Eq -- "$_want" "$T/err"; then
