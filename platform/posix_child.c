@@ -17,9 +17,6 @@
 
 #include <sys/types.h>
 #include <sys/wait.h>
-#ifdef HAVE_SYS_PRCTL_H
-#include <sys/prctl.h>
-#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +32,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "platform/child.h"
+#include "platform/os.h"
 #include "platform/platform.h"
 
 
@@ -115,10 +113,8 @@ child_exec(char *const argv[], int out, int err)
 	platform_close_from(STDERR_FILENO + 1);
 	/* Its own process group: a Ctrl-C meant for us is not for it. */
 	setpgid(0, 0);
-#ifdef HAVE_SYS_PRCTL_H
-	/* Ends with us, even if we are killed. */
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-#endif
+	/* Ends with us, even if we are killed, where the system can. */
+	os_dies_with_parent(SIGTERM);
 	execvp(argv[0], argv);
 	dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0],
 	    strerror(errno));
