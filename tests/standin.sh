@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: ISC
 #
-# standin: the local stand-ins of remote runtimes (router/standin.c),
+# standin: the local stand-ins of remote runtimes (platform/posix_standin.c),
 # started through the module by tests/standins: the name and command line
 # the tools read, nothing open but the lifeline, an empty environment;
 # stopped and reaped, killed with their parent (PR_SET_PDEATHSIG, with

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * standins: drives router/standin.c for tests/standin.sh, on an event
+ * standins: drives platform/posix_standin.c for tests/standin.sh, on an event
  * loop of its own as the daemon's.  Its stand-ins are this program run
  * again, so main() calls standin_main() first, as dsroute's does.
  *
