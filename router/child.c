@@ -109,6 +109,11 @@ child_exec(char *const argv[], int out, int err)
 	}
 	dup2(out, STDOUT_FILENO);
 	dup2(err, STDERR_FILENO);
+	/*
+	 * Nothing else: ours are close-on-exec, but not what whoever
+	 * started us left open without it (a file, a socket).
+	 */
+	platform_close_from(STDERR_FILENO + 1);
 	/* Its own process group: a Ctrl-C meant for us is not for it. */
 	setpgid(0, 0);
 #ifdef HAVE_SYS_PRCTL_H

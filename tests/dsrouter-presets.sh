@@ -18,6 +18,8 @@ mkdir "$T/bin" "$T/sdk" "$T/sdk/platform-tools" "$T/nobin"
 cat >"$T/bin/adb" <<'ADB'
 #!/bin/sh
 echo "$*" >>"${ADB_LOG:?}"
+# What it was given open, beyond its standard streams and this script.
+[ -n "${ADB_FDS:-}" ] && ls -l /proc/$$/fd/ >>"$ADB_FDS"
 [ "$1" = -s ] && shift 2
 if [ -n "${ADB_FAIL:-}" ]; then
 	echo "error: no devices/emulators found" >&2
@@ -88,6 +90,21 @@ stop_dsroute a1
 is "android: at exit, the rule it added is removed" \
     "$(tail -n 1 "$ADB_LOG")" "reverse --remove tcp:9000"
 is "android: no rule left" "$(cat "$ADB_RULES")" ""
+
+# --- android: a descriptor the router was given without close-on-exec
+# (a file of whoever started it) does not reach adb.
+: >"$ADB_LOG"
+echo "not for adb" >"$T/inherited"
+exec 6<"$T/inherited"
+DSR_ENV="ADB_FDS=$T/adb.fds" dsr a0 /dev/null android
+exec 6<&-
+check "android: adb ran" wait_for 15 has_line "$ADB_LOG" \
+    '^reverse tcp:9000 tcp:9001$'
+stop_dsroute a0
+check "android: adb listed its descriptors" has_line "$T/adb.fds" ' 0 -> '
+check "android: adb was not given the router's inherited descriptor" \
+    eval "! grep -q '$T/inherited' '$T/adb.fds'"
+rm -f "$ADB_RULES"
 
 # --- android: a rule already there is used and left alone.
 : >"$ADB_LOG"
