@@ -3,8 +3,9 @@
 #
 # Privileges: core dumps off and no-new-privileges from the start;
 # --user/--group drop root once every listener is bound and every key
-# read, with no root id left; the socket's owner=, group= and mode=; and
-# a start that cannot drop as asked stops with one line.
+# read, with no root id, group or capability left (as /proc/PID/status
+# shows); the socket's owner=, group= and mode=; and a start that cannot
+# drop as asked, or could regain root after, stops with one line.
 
 . "$top_srcdir/tests/lib/lib.sh"
 
@@ -66,6 +67,10 @@ is "--user: the supplementary groups are nobody's" \
     "$(status_of "$dpid" Groups)" 65534
 is "--user: no capability is left" "$(status_of "$dpid" CapEff)" \
     0000000000000000
+is "--user: no capability is permitted either" \
+    "$(status_of "$dpid" CapPrm)" 0000000000000000
+is "--user: nor ambient, for a program it runs" \
+    "$(status_of "$dpid" CapAmb)" 0000000000000000
 is "--user: no-new-privileges is set" "$(status_of "$dpid" NoNewPrivs)" 1
 if peekable "$dpid"; then
 	fail "--user: undumpable: its own uid cannot read its memory"
@@ -116,6 +121,19 @@ check "--user: the next start replaces it" has_line "$T/k2.err" \
     'removed a stale socket'
 stop_dsroute k2
 
+# Started by a root with supplementary groups of its own (adm, sudo):
+# none of them is left, only the user's.
+bg g setpriv --groups 4,27 "$DSROUTE" --user nobody tcp:127.0.0.1:0 \
+    tcp:127.0.0.1:0
+if wait_for 10 has_line "$T/g.err" '^info: ready$'; then
+	is "--user: the groups of the root that started it are gone" \
+	    "$(status_of "$(pid_of g)" Groups)" 65534
+else
+	fail "--user: the groups of the root that started it are gone" \
+	    "$(cat "$T/g.err")"
+fi
+stop_dsroute g
+
 # --allow-core-dumps: the dropped process is dumpable again.
 start_dsroute c --user nobody --allow-core-dumps \
     "uds:$T/run/c.sock,owner=nobody" tcp:127.0.0.1:0
@@ -127,6 +145,15 @@ refused "--user root: root is left, so it stops" \
     'the ids are uid 0/0/0 gid 0/0/0, not 0 and 0 without root; stopping' \
     --user root "uds:$T/x.sock" tcp:127.0.0.1:0
 check "--user root: no socket is left behind" test ! -e "$T/x.sock"
+# A parent that keeps capabilities across setuid(2) (securebits
+# no_setuid_fixup): the ids change, root's powers stay; the router sees
+# that root can be regained and stops.
+setpriv --securebits +no_setuid_fixup "$DSROUTE" --user nobody \
+    "uds:$T/x.sock" tcp:127.0.0.1:0 >"$T/out" 2>"$T/err"
+rc=$?
+like "--user, capabilities kept across setuid: exit 1 with one line" \
+    "$rc $(wc -l <"$T/err") $(cat "$T/err")" \
+    '^1 1 crit: after dropping privileges root could be regained; stopping$'
 refused "--user: an unknown user" "--user no-such-user-x: no such user" \
     --user no-such-user-x "uds:$T/x.sock" tcp:127.0.0.1:0
 refused "--group without --user" "--group needs --user" \
