@@ -93,6 +93,7 @@ int		 platform_random(void *, size_t);
 int		 platform_log_fd(int *);
 void		 platform_block_signals(const int *, size_t);
 int		 platform_harden(int, char *, size_t);
+int		 platform_config_open(const char *, off_t, char *, size_t);
 int		 platform_self_open(void);
 int		 platform_exec_fd(int, char *const [], char *const []);
 int		 platform_parent_death(pid_t);

@@ -30,6 +30,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 
 #include <linux/sockios.h>
@@ -906,6 +907,223 @@ platform_harden(int allow_core, char *err, size_t len)
 		return (-1);
 	}
 	return (0);
+}
+
+/*
+ * Whether what st describes could be changed by a user other than root
+ * and the one we run as: its owner, or its write bits for the group or
+ * others (a sticky directory's let others write only their own names).
+ * Nobody changes anything on a read-only mount.  -1 with err set if so.
+ */
+static int
+others_cannot_change(const char *what, const struct stat *st, int rdonly,
+    char *err, size_t len)
+{
+	int	 dir = S_ISDIR(st->st_mode);
+
+	if (rdonly)
+		return (0);
+	if (st->st_uid != 0 && st->st_uid != geteuid()) {
+		snprintf(err, len, "%s belongs to uid %lu, who could %s; it "
+		    "must be root's%s", what, (unsigned long)st->st_uid,
+		    dir ? "replace the file" : "change what dsroute does",
+		    geteuid() != 0 ? " or this user's" : "");
+		return (-1);
+	}
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+	    !(dir && (st->st_mode & S_ISVTX))) {
+		snprintf(err, len, "%s is writable by %s (mode %03o): whoever "
+		    "can write it could %s; chmod go-w it", what,
+		    st->st_mode & S_IWOTH ? "others" : "its group",
+		    (unsigned)(st->st_mode & 0777), dir ? "replace the file" :
+		    "change what dsroute does");
+		return (-1);
+	}
+	return (0);
+}
+
+/* A directory others_cannot_change() lets through, or -1 with err set. */
+static int
+dir_cannot_change(const char *dir, char *err, size_t len)
+{
+	struct stat	 st;
+	struct statvfs	 vfs;
+	char		 what[PATH_MAX + 16];
+
+	if (stat(dir, &st) == -1 || statvfs(dir, &vfs) == -1) {
+		snprintf(err, len, "cannot read it: directory %s: %s", dir,
+		    strerror(errno));
+		return (-1);
+	}
+	snprintf(what, sizeof(what), "directory %s", dir);
+	return (others_cannot_change(what, &st, vfs.f_flag & ST_RDONLY, err,
+	    len));
+}
+
+/* Cut the last name off an absolute path: its directory ("/" stays). */
+static void
+path_up(char *dir)
+{
+	char	*slash = strrchr(dir, '/');
+
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+}
+
+/* Append "/name" to the directory dir, of size len; -1 if it is too long. */
+static int
+path_append(char *dir, size_t len, const char *name, size_t n)
+{
+	size_t	 at = strlen(dir);
+
+	if (at > 1)
+		dir[at++] = '/';
+	if (at + n >= len)
+		return (-1);
+	memcpy(dir + at, name, n);
+	dir[at + n] = '\0';
+	return (0);
+}
+
+/*
+ * Resolve path as the kernel does, checking every directory a name is
+ * looked up in: those above the working directory for a relative path,
+ * then each one entered, and those symbolic links lead through.  Who
+ * can change one of them can make path name another file.  The file
+ * reached goes in st.  -1 with err set if one is not safe.
+ */
+static int
+walk_path(const char *path, struct stat *st, char *err, size_t len)
+{
+	char	 cur[PATH_MAX], todo[2 * PATH_MAX], link[PATH_MAX];
+	char	*name, *rest;
+	size_t	 n;
+	ssize_t	 ln;
+	int	 hops = 0;
+
+	if (path[0] == '/')
+		snprintf(cur, sizeof(cur), "/");
+	else if (getcwd(cur, sizeof(cur)) == NULL)
+		goto sys;
+	/* The working directory and every one above it. */
+	snprintf(todo, sizeof(todo), "%s", cur);
+	for (;;) {
+		if (dir_cannot_change(todo, err, len) == -1)
+			return (-1);
+		if (strcmp(todo, "/") == 0)
+			break;
+		path_up(todo);
+	}
+	if ((size_t)snprintf(todo, sizeof(todo), "%s", path) >= sizeof(todo))
+		goto toolong;
+	for (rest = todo; *rest != '\0';) {
+		name = rest + strspn(rest, "/");
+		n = strcspn(name, "/");
+		rest = name + n;
+		if (n == 0 || (n == 1 && name[0] == '.'))
+			continue;
+		if (n == 2 && name[0] == '.' && name[1] == '.') {
+			path_up(cur);
+			continue;
+		}
+		if (path_append(cur, sizeof(cur), name, n) == -1)
+			goto toolong;
+		if (lstat(cur, st) == -1)
+			goto sys;
+		if (S_ISLNK(st->st_mode)) {
+			if (++hops > 40) {
+				errno = ELOOP;
+				goto sys;
+			}
+			if ((ln = readlink(cur, link, sizeof(link))) == -1)
+				goto sys;
+			if ((size_t)ln == sizeof(link) ||
+			    (size_t)ln + strlen(rest) >= sizeof(todo))
+				goto toolong;
+			/* The link's target, then what was left after it. */
+			memmove(todo + ln, rest, strlen(rest) + 1);
+			memcpy(todo, link, ln);
+			rest = todo;
+			path_up(cur);
+			if (link[0] == '/')
+				snprintf(cur, sizeof(cur), "/");
+			continue;
+		}
+		if (S_ISDIR(st->st_mode)) {
+			if (dir_cannot_change(cur, err, len) == -1)
+				return (-1);
+		} else if (rest[strspn(rest, "/")] != '\0') {
+			errno = ENOTDIR;
+			goto sys;
+		}
+	}
+	return (0);
+
+sys:
+	snprintf(err, len, "cannot read it: %s", strerror(errno));
+	return (-1);
+toolong:
+	snprintf(err, len, "cannot read it: %s", strerror(ENAMETOOLONG));
+	return (-1);
+}
+
+/*
+ * Open a configuration file to read, or -1 with a one-line reason in
+ * err.  It must be a regular file of at most max bytes (not a FIFO that
+ * blocks, nor a device without end), which neither it nor a directory
+ * on the way to it, symbolic links followed, lets a user other than
+ * root or ours change, as sshd's StrictModes would have it.
+ */
+int
+platform_config_open(const char *path, off_t max, char *err, size_t len)
+{
+	struct stat	 st, walked;
+	struct statvfs	 vfs;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC)) == -1 || fstat(fd, &st) == -1 ||
+	    fstatvfs(fd, &vfs) == -1) {
+		snprintf(err, len, "cannot read it: %s", strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, len, "cannot read it: %s", strerror(EISDIR));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, len, "cannot read it: it is a %s, not a file",
+		    S_ISFIFO(st.st_mode) ? "FIFO" : S_ISCHR(st.st_mode) ?
+		    "character device" : S_ISBLK(st.st_mode) ? "block device" :
+		    S_ISSOCK(st.st_mode) ? "socket" : "special file");
+		goto fail;
+	}
+	if (st.st_size > max) {
+		snprintf(err, len, "cannot read it: it is larger than %lld "
+		    "bytes", (long long)max);
+		goto fail;
+	}
+	if (others_cannot_change("it", &st, vfs.f_flag & ST_RDONLY, err,
+	    len) == -1 || walk_path(path, &walked, err, len) == -1)
+		goto fail;
+	/* Only a checked directory could change it meanwhile: ours. */
+	if (walked.st_dev != st.st_dev || walked.st_ino != st.st_ino) {
+		snprintf(err, len, "cannot read it: it changed while it was "
+		    "opened");
+		goto fail;
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1) {
+		snprintf(err, len, "cannot read it: %s", strerror(errno));
+		goto fail;
+	}
+	return (fd);
+
+fail:
+	if (fd != -1)
+		close(fd);
+	return (-1);
 }
 
 /*

@@ -523,6 +523,39 @@ platform_harden(int allow_core, char *err, size_t len)
 	return (0);
 }
 
+/*
+ * Open a configuration file to read: a regular file of at most max
+ * bytes.  Who may write it is for its ACL to say; this does not read
+ * ACLs.
+ */
+int
+platform_config_open(const char *path, off_t max, char *err, size_t len)
+{
+	struct stat	 st;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY)) == -1 || fstat(fd, &st) == -1) {
+		snprintf(err, len, "cannot read it: %s", strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, len, "cannot read it: %s", S_ISDIR(st.st_mode) ?
+		    strerror(EISDIR) : "it is not a file");
+		goto fail;
+	}
+	if (st.st_size > max) {
+		snprintf(err, len, "cannot read it: it is larger than %lld "
+		    "bytes", (long long)max);
+		goto fail;
+	}
+	return (fd);
+
+fail:
+	if (fd != -1)
+		close(fd);
+	return (-1);
+}
+
 /* The mirror's stand-ins (standin.c) are not there on Windows. */
 int
 platform_self_open(void)

@@ -10,6 +10,13 @@
  *	remote = tcp:127.0.0.1:9000
  *	remote.policy = observe		; ,policy=observe appended to remote
  *
+ * The file decides who may do what to every runtime behind the router,
+ * and is read by a router that may run as root: it must be a regular
+ * file of at most CONFIG_SIZE_MAX bytes that only root or the router's
+ * user can change (platform_config_open()).  A NUL byte, and a setting,
+ * route or endpoint given twice, are errors: each would let a file say
+ * one thing to whoever reads it and another to the router.
+ *
  * A file is loaded whole: every error is collected with its line, and
  * the routes are only built when there is none.  A reload (SIGHUP) then
  * changes the access control of the running routes in place; what would
@@ -22,10 +29,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef HAVE_INIH
 #include <ini.h>
@@ -34,6 +43,7 @@
 	((void)(reader), (void)(handler), -1)
 #endif
 
+#include "platform/platform.h"
 #include "router/acl.h"
 #include "router/conffile.h"
 #include "router/endpoint.h"
@@ -42,6 +52,7 @@
 
 #define ROUTE_NAME_MAX		40
 #define SYNTAX_ERRORS_MAX	100
+#define CONFIG_SIZE_MAX		(1024 * 1024)	/* bytes of a file */
 
 static const char *const side_keys[] = { "local", "remote" };
 
@@ -75,6 +86,8 @@ struct parser {
 	size_t			 nroutes;
 	int			 in_section;
 	struct pending_route	*current;	/* NULL in a refused section */
+	struct fragment		*settings;	/* names given, and where */
+	size_t			 nsettings;
 	config_setting_fn	*setting;
 	void			*arg;
 };
@@ -133,6 +146,11 @@ pending_free(struct parser *ps)
 	ps->nroutes = 0;
 	ps->current = NULL;
 	ps->in_section = 0;
+	for (i = 0; i < ps->nsettings; i++)
+		free(ps->settings[i].text);
+	free(ps->settings);
+	ps->settings = NULL;
+	ps->nsettings = 0;
 }
 
 static int
@@ -227,6 +245,12 @@ read_line(char *str, int num, void *arg)
 	str[0] = '\0';
 	if (skipped(ps, ps->lineno))
 		return (str);
+	/* inih would read up to it: what follows would be there unread. */
+	if (memchr(ps->buf, '\0', n) != NULL) {
+		add_error(ps->cfg, ps->lineno, "a NUL byte: what follows it on "
+		    "the line would be ignored");
+		return (str);
+	}
 	p = ps->buf;
 	if (ps->lineno == 1 && strncmp(p, "\xef\xbb\xbf", 3) == 0)
 		p += 3;		/* a UTF-8 byte order mark */
@@ -321,17 +345,46 @@ route_key(struct parser *ps, const char *name, const char *value)
 	sd->line = ps->lineno;
 }
 
+/*
+ * A setting before the first section, once: a second one would win
+ * unseen by whoever reads the first.
+ */
+static void
+setting_key(struct parser *ps, const char *name, const char *value)
+{
+	struct fragment	*more;
+	char		 err[256], *text;
+	size_t		 i;
+
+	for (i = 0; i < ps->nsettings; i++) {
+		if (strcmp(ps->settings[i].text, name) == 0) {
+			add_error(ps->cfg, ps->lineno, "%s is given twice "
+			    "(first at line %d)", name, ps->settings[i].line);
+			return;
+		}
+	}
+	if ((text = strdup(name)) == NULL || (more = reallocarray(ps->settings,
+	    ps->nsettings + 1, sizeof(*more))) == NULL) {
+		free(text);
+		ps->cfg->oom = 1;
+		return;
+	}
+	ps->settings = more;
+	ps->settings[ps->nsettings].line = ps->lineno;
+	ps->settings[ps->nsettings++].text = text;
+	if (ps->setting(ps->arg, name, value, err, sizeof(err)) == -1)
+		add_error(ps->cfg, ps->lineno, "%s", err);
+}
+
 /* inih's handler: a setting before the first section, or a route's key. */
 static int
 handle(void *arg, const char *section, const char *name, const char *value)
 {
 	struct parser	*ps = arg;
-	char		 err[256];
 
-	if (!ps->in_section) {
-		if (ps->setting(ps->arg, name, value, err, sizeof(err)) == -1)
-			add_error(ps->cfg, ps->lineno, "%s", err);
-	} else if (ps->current != NULL)
+	if (!ps->in_section)
+		setting_key(ps, name, value);
+	else if (ps->current != NULL)
 		route_key(ps, name, value);
 	/* Errors are collected, never reported to inih, so it goes on. */
 	return (1);
@@ -462,15 +515,21 @@ int
 config_load(struct config *cfg, const char *path, config_setting_fn *setting,
     void *arg)
 {
-	FILE	*fp;
-	int	 rv;
+	FILE	*fp = NULL;
+	char	 err[PATH_MAX + 256];
+	int	 fd, rv;
 
-	if ((fp = fopen(path, "r")) == NULL) {
-		rv = errno;
+	if ((fd = platform_config_open(path, CONFIG_SIZE_MAX, err,
+	    sizeof(err))) == -1 || (fp = fdopen(fd, "r")) == NULL) {
+		if (fd != -1) {
+			snprintf(err, sizeof(err), "cannot read it: %s",
+			    strerror(errno));
+			close(fd);
+		}
 		memset(cfg, 0, sizeof(*cfg));
 		TAILQ_INIT(&cfg->routes);
 		cfg->path = strdup(path);
-		add_error(cfg, 0, "cannot read it: %s", strerror(rv));
+		add_error(cfg, 0, "%s", err);
 		return (-1);
 	}
 	rv = config_parse(cfg, path, fp, setting, arg);
