@@ -172,9 +172,14 @@ check_sans(X509 *x, const struct identity *id)
 	GENERAL_NAMES_free(names);
 }
 
-/* Whether a string OpenSSL reads byte by byte has a byte beyond ASCII. */
+/*
+ * Whether identity.c leaves out a CN that OpenSSL reads: one of another
+ * string type (NumericString, VisibleString, ...; mbed TLS does not take
+ * them), or a byte string with a byte beyond ASCII, which OpenSSL reads
+ * as Latin-1.
+ */
 static int
-beyond_ascii(const ASN1_STRING *s)
+left_out(const ASN1_STRING *s)
 {
 	const unsigned char	*p = ASN1_STRING_get0_data(s);
 	int			 i;
@@ -184,8 +189,12 @@ beyond_ascii(const ASN1_STRING *s)
 	case V_ASN1_IA5STRING:
 	case V_ASN1_T61STRING:
 		break;
-	default:
+	case V_ASN1_UTF8STRING:
+	case V_ASN1_BMPSTRING:
+	case V_ASN1_UNIVERSALSTRING:
 		return (0);
+	default:
+		return (1);
 	}
 	for (i = 0; i < ASN1_STRING_length(s); i++) {
 		if (p[i] >= 0x80)
@@ -220,8 +229,7 @@ check_cn(X509 *x, const struct identity *id)
 	}
 	/*
 	 * OpenSSL's reading is the oracle, but for what identity.c leaves
-	 * out on purpose (a PrintableString, IA5String or T61String beyond
-	 * ASCII, which OpenSSL takes as Latin-1): a CN kept is OpenSSL's.
+	 * out on purpose (left_out()): a CN kept is OpenSSL's.
 	 */
 	n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(cn));
 	if (n <= 0 || n > IDENTITY_NAME_MAX ||
@@ -231,8 +239,7 @@ check_cn(X509 *x, const struct identity *id)
 	} else if (id->cn[0] != '\0' && (strlen(id->cn) != (size_t)n ||
 	    memcmp(id->cn, utf8, n) != 0))
 		abort();
-	else if (id->cn[0] == '\0' && !beyond_ascii(X509_NAME_ENTRY_get_data(
-	    cn)))
+	else if (id->cn[0] == '\0' && !left_out(X509_NAME_ENTRY_get_data(cn)))
 		abort();
 	if (n >= 0)
 		OPENSSL_free(utf8);
