@@ -26,7 +26,8 @@ top=$(pwd)
 build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev
     libinih-dev"
 # debootstrap: the chroot tests/wasm/build.sh builds the browser app in;
-# chromium: a real browser runs it (tests/interop-wasm.sh).
+# chromium: a real browser runs it (tests/interop-wasm.sh), and pages dial
+# the router (tests/ws-browser.sh).
 test_packages="$build_packages libmbedtls-dev openssl mandoc socat procps psmisc
     util-linux valgrind iproute2 file nodejs python3
     build-essential debhelper dpkg-dev lintian fakeroot git curl

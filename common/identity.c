@@ -11,13 +11,16 @@
  * an e-mail address or the CN (the confusions of Envoy CVE-2022-21656).
  *
  * The backends hand each name of a verified certificate, as the bytes it
- * holds, to identity_draft_cn() or identity_draft_san(), which keep only
- * clean ones: a name with a NUL byte inside, an empty or overlong name
+ * holds, to identity_draft_cn_string() (which reads the CN's string type
+ * itself, so that OpenSSL and mbed TLS see one name) or
+ * identity_draft_san(), which keep only clean ones: a name with a NUL byte inside, an empty or overlong name
  * is left out whole, never cut short, so it cannot be truncated into a
  * name a rule allows.  identity_pack() then makes the identity a session
  * keeps: one allocation of exactly the names present (about a hundred
- * bytes instead of the draft's four kilobytes).  Parsing and matching
- * are pure functions, so that they can be fuzzed.
+ * bytes instead of the draft's four kilobytes).  The host name a
+ * router dials is matched against a server's names by
+ * identity_dns_match(), in both backends.  Parsing and matching are pure
+ * functions, so that they can be fuzzed.
  */
 
 #include "config.h"
@@ -163,6 +166,141 @@ copy_name(char dst[IDENTITY_NAME_MAX + 1], const void *src, size_t len)
 	return (0);
 }
 
+/*
+ * Read one character of UTF-8 (RFC 3629: at most 4 bytes, no overlong
+ * form) from the n bytes at p into *c: its length, or -1.
+ */
+static int
+get_utf8(const uint8_t *p, size_t n, uint32_t *c)
+{
+	uint32_t	 min;
+	size_t		 need, i;
+
+	if (p[0] < 0x80) {
+		*c = p[0];
+		return (1);
+	}
+	if ((p[0] & 0xe0) == 0xc0) {
+		need = 2;
+		min = 0x80;
+		*c = p[0] & 0x1f;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		need = 3;
+		min = 0x800;
+		*c = p[0] & 0x0f;
+	} else if ((p[0] & 0xf8) == 0xf0) {
+		need = 4;
+		min = 0x10000;
+		*c = p[0] & 0x07;
+	} else
+		return (-1);
+	if (n < need)
+		return (-1);
+	for (i = 1; i < need; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return (-1);
+		*c = *c << 6 | (p[i] & 0x3f);
+	}
+	return (*c < min ? -1 : (int)need);
+}
+
+/*
+ * Write the character c as UTF-8 at out[*o], leaving room for a NUL in
+ * len bytes.  -1 for no character (NUL, a surrogate, beyond U+10FFFF)
+ * or no room.
+ */
+static int
+put_utf8(char *out, size_t len, size_t *o, uint32_t c)
+{
+	static const uint8_t	 lead[] = { 0, 0, 0xc0, 0xe0, 0xf0 };
+	size_t			 n = c < 0x80 ? 1 : c < 0x800 ? 2 :
+				    c < 0x10000 ? 3 : 4;
+	size_t			 i;
+
+	if (c == 0 || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) ||
+	    *o + n >= len)
+		return (-1);
+	if (n == 1) {
+		out[(*o)++] = (char)c;
+		return (0);
+	}
+	out[*o] = (char)(lead[n] | (c >> (6 * (n - 1))));
+	for (i = 1; i < n; i++)
+		out[*o + i] = (char)(0x80 | ((c >> (6 * (n - 1 - i))) & 0x3f));
+	*o += n;
+	return (0);
+}
+
+/*
+ * A CN as the string type its certificate wrote it in, as UTF-8 into out
+ * (len bytes, NUL included): UTF8String if it is valid, BMPString
+ * (UCS-2) and UniversalString (UCS-4) as their characters, and
+ * PrintableString, IA5String and T61String only when they are ASCII,
+ * where T.61 and Latin-1 and ASCII agree.  So both TLS backends read
+ * one name from the same bytes.  Return its length, or -1 for a string
+ * that is not clean (a NUL, a broken or too long one) or another type.
+ */
+int
+identity_cn_decode(enum cn_string kind, const void *src, size_t len,
+    char *out, size_t outlen)
+{
+	const uint8_t	*p = src;
+	size_t		 i, o = 0, step;
+	uint32_t	 c;
+	int		 n;
+
+	switch (kind) {
+	case CN_UTF8:
+	case CN_PRINTABLE:
+	case CN_IA5:
+	case CN_T61:
+		step = 1;
+		break;
+	case CN_BMP:
+		step = 2;
+		break;
+	case CN_UNIVERSAL:
+		step = 4;
+		break;
+	default:
+		return (-1);
+	}
+	if (outlen == 0 || len % step != 0)
+		return (-1);
+	for (i = 0; i < len; i += step) {
+		if (kind == CN_UTF8) {
+			if ((n = get_utf8(p + i, len - i, &c)) == -1)
+				return (-1);
+			step = n;
+		} else if (step == 1) {
+			if ((c = p[i]) >= 0x80)
+				return (-1);
+		} else if (step == 2)
+			c = (uint32_t)p[i] << 8 | p[i + 1];
+		else
+			c = (uint32_t)p[i] << 24 | (uint32_t)p[i + 1] << 16 |
+			    (uint32_t)p[i + 2] << 8 | p[i + 3];
+		if (put_utf8(out, outlen, &o, c) == -1)
+			return (-1);
+	}
+	out[o] = '\0';
+	return ((int)o);
+}
+
+/* Keep the subject CN, of the string type kind (identity_cn_decode()). */
+int
+identity_draft_cn_string(struct identity_draft *d, enum cn_string kind,
+    const void *name, size_t len)
+{
+	char	 utf8[IDENTITY_NAME_MAX + 1];
+	int	 n;
+
+	if ((n = identity_cn_decode(kind, name, len, utf8,
+	    sizeof(utf8))) <= 0)
+		return (-1);
+	return (identity_draft_cn(d, utf8, n));
+}
+
 /* Keep the subject CN; return -1, keeping none, if it is not clean. */
 int
 identity_draft_cn(struct identity_draft *d, const void *name, size_t len)
@@ -224,6 +362,65 @@ identity_pack(const struct identity_draft *d)
 		text += len;
 	}
 	return (id);
+}
+
+/* Whether a and b, n bytes each, are equal but for ASCII case. */
+static int
+same_nocase(const char *a, const char *b, size_t n)
+{
+	size_t	 i;
+	int	 x, y;
+
+	for (i = 0; i < n; i++) {
+		x = (unsigned char)a[i];
+		y = (unsigned char)b[i];
+		if (x >= 'A' && x <= 'Z')
+			x += 'a' - 'A';
+		if (y >= 'A' && y <= 'Z')
+			y += 'a' - 'A';
+		if (x != y)
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * Whether a DNS name a server's certificate presents (len bytes, from a
+ * dNSName or, without a subjectAltName, the CN) names the host dialled,
+ * name.  Equal but for ASCII case, a trailing dot counting; or "*."
+ * then two or more labels of letters, digits and '-', the '*' standing
+ * for the whole first label of name, not part of it, and never for a
+ * label right under a top-level domain.  A name with a NUL byte inside
+ * names nothing.  Both TLS backends check a dialled name with this.
+ */
+int
+identity_dns_match(const void *presented, size_t len, const char *name)
+{
+	const char	*p = presented, *rest, *dot;
+	size_t		 nlen = strlen(name), rlen, i;
+
+	if (len == 0 || nlen == 0 || memchr(p, '\0', len) != NULL)
+		return (0);
+	if (len == nlen && same_nocase(p, name, len))
+		return (1);
+	if (len < 5 || p[0] != '*' || p[1] != '.')
+		return (0);
+	rest = p + 2;
+	rlen = len - 2;
+	/* Two labels after the '*' at least, a trailing dot not counting. */
+	if (memchr(rest, '.', rlen - 1) == NULL)
+		return (0);
+	for (i = 0; i < rlen; i++) {
+		if (!((rest[i] >= 'a' && rest[i] <= 'z') ||
+		    (rest[i] >= 'A' && rest[i] <= 'Z') ||
+		    (rest[i] >= '0' && rest[i] <= '9') || rest[i] == '-' ||
+		    (rest[i] == '.' && i > 0 && rest[i - 1] != '.')))
+			return (0);
+	}
+	if ((dot = strchr(name, '.')) == NULL || dot == name ||
+	    memchr(name, '*', dot - name) != NULL)
+		return (0);
+	return (strlen(dot + 1) == rlen && same_nocase(dot + 1, rest, rlen));
 }
 
 /* Say whether one rule names the identity. */

@@ -47,6 +47,17 @@ struct identity_draft {
 	uint8_t		 fingerprint[32];
 };
 
+/* The ASN.1 string types a subject CN is written in. */
+enum cn_string {
+	CN_UTF8,
+	CN_PRINTABLE,
+	CN_IA5,
+	CN_T61,
+	CN_BMP,
+	CN_UNIVERSAL,
+	CN_OTHER
+};
+
 /* One entry of an allow-list: allow-cn=, allow-san=, allow-fp=. */
 enum allow_kind {
 	ALLOW_CN,
@@ -64,8 +75,13 @@ struct allow_rule {
 void		 identity_draft_init(struct identity_draft *);
 int		 identity_draft_cn(struct identity_draft *, const void *,
 		    size_t);
+int		 identity_draft_cn_string(struct identity_draft *,
+		    enum cn_string, const void *, size_t);
 int		 identity_draft_san(struct identity_draft *, enum san_type,
 		    const void *, size_t);
+int		 identity_cn_decode(enum cn_string, const void *, size_t,
+		    char *, size_t);
+int		 identity_dns_match(const void *, size_t, const char *);
 struct identity	*identity_pack(const struct identity_draft *);
 int		 identity_rule_parse(enum allow_kind, const char *,
 		    struct allow_rule *, char *, size_t);

@@ -8,9 +8,11 @@
  *
  * The same policy as the OpenSSL backend, as far as 2.28 goes: TLS 1.2
  * only (2.28 has no TLS 1.3), ECDHE AEAD suites, no renegotiation, no
- * tickets or session cache, EKU checked both ways.  2.28 checks only DNS
- * names against a server's certificate; an IP address dialled is checked
- * here against the iPAddress SANs.  Contexts are reference counted: the
+ * tickets or session cache, EKU checked both ways and, as OpenSSL does,
+ * on every certificate of the chain, anyExtendedKeyUsage not standing in
+ * for the purpose.  The name or address dialled is checked here, by the
+ * rule tls_openssl.c applies too, not by 2.28's own (its wildcards and
+ * CNs differ from OpenSSL's).  Contexts are reference counted: the
  * certificates of a reloaded endpoint live as long as its connections.
  */
 
@@ -90,6 +92,8 @@ static int			 drbg_ready;
 
 /* Why the last operation failed; conn->why points here. */
 static char	 why[256];
+
+static int	 verify_peer(void *, mbedtls_x509_crt *, int, uint32_t *);
 
 const char *
 tls_library(void)
@@ -287,19 +291,16 @@ bio_recv(void *arg, unsigned char *buf, size_t len)
 	return (MBEDTLS_ERR_NET_RECV_FAILED);
 }
 
-/* The name a dialled connection sends and checks, and whether it is an IP. */
-static const char *
-dial_name(const struct endpoint *ep, uint8_t ip[16], size_t *iplen)
+/* Whether a name dialled is an IP address: its bytes in ip, *iplen. */
+static int
+dial_name_ip(const char *name, uint8_t ip[16], size_t *iplen)
 {
-	const char	*name;
-
-	name = tls_dial_name(ep);
 	*iplen = 0;
 	if (inet_pton(AF_INET, name, ip) == 1)
 		*iplen = 4;
 	else if (inet_pton(AF_INET6, name, ip) == 1)
 		*iplen = 16;
-	return (name);
+	return (*iplen != 0);
 }
 
 /* Create the mbed TLS context of a connected socket. */
@@ -329,10 +330,12 @@ tls_setup(struct stream *c, int accepted)
 		return (-1);
 	}
 	mbedtls_ssl_set_bio(&t->ssl, t, bio_send, bio_recv, NULL);
+	/* The endpoint outlives the handshake. */
+	mbedtls_ssl_set_verify(&t->ssl, verify_peer, c->endpoint);
 	if (!accepted) {
-		/* A name is sent and checked; an address is checked later. */
-		name = dial_name(c->endpoint, ip, &iplen);
-		if (iplen == 0 &&
+		/* A name is sent; verify_peer() checks a name or an address. */
+		name = tls_dial_name(c->endpoint);
+		if (!dial_name_ip(name, ip, &iplen) &&
 		    (rv = mbedtls_ssl_set_hostname(&t->ssl, name)) != 0) {
 			mbed_error(why, sizeof(why), "TLS set-up failed", rv);
 			c->why = why;
@@ -342,9 +345,9 @@ tls_setup(struct stream *c, int accepted)
 	return (0);
 }
 
-/* The subject CN, only if there is exactly one, as a text string. */
-static void
-identity_cn(struct identity_draft *d, const mbedtls_x509_crt *crt)
+/* The subject CN, only if there is exactly one, or NULL. */
+static const mbedtls_x509_buf *
+subject_cn(const mbedtls_x509_crt *crt, enum cn_string *kind)
 {
 	const mbedtls_x509_name	*n, *cn = NULL;
 
@@ -353,13 +356,46 @@ identity_cn(struct identity_draft *d, const mbedtls_x509_crt *crt)
 		    &n->oid) != 0)
 			continue;
 		if (cn != NULL)
-			return;
+			return (NULL);
 		cn = n;
 	}
-	if (cn != NULL && (cn->val.tag == MBEDTLS_ASN1_UTF8_STRING ||
-	    cn->val.tag == MBEDTLS_ASN1_PRINTABLE_STRING ||
-	    cn->val.tag == MBEDTLS_ASN1_IA5_STRING))
-		(void)identity_draft_cn(d, cn->val.p, cn->val.len);
+	if (cn == NULL)
+		return (NULL);
+	switch (cn->val.tag) {
+	case MBEDTLS_ASN1_UTF8_STRING:
+		*kind = CN_UTF8;
+		break;
+	case MBEDTLS_ASN1_PRINTABLE_STRING:
+		*kind = CN_PRINTABLE;
+		break;
+	case MBEDTLS_ASN1_IA5_STRING:
+		*kind = CN_IA5;
+		break;
+	case MBEDTLS_ASN1_T61_STRING:
+		*kind = CN_T61;
+		break;
+	case MBEDTLS_ASN1_BMP_STRING:
+		*kind = CN_BMP;
+		break;
+	case MBEDTLS_ASN1_UNIVERSAL_STRING:
+		*kind = CN_UNIVERSAL;
+		break;
+	default:
+		*kind = CN_OTHER;
+		break;
+	}
+	return (&cn->val);
+}
+
+/* The subject CN, read as identity.c reads every backend's. */
+static void
+identity_cn(struct identity_draft *d, const mbedtls_x509_crt *crt)
+{
+	const mbedtls_x509_buf	*cn;
+	enum cn_string		 kind;
+
+	if ((cn = subject_cn(crt, &kind)) != NULL)
+		(void)identity_draft_cn_string(d, kind, cn->p, cn->len);
 }
 
 /* The DNS, URI, IP and e-mail SANs, each with its type. */
@@ -395,18 +431,88 @@ identity_sans(struct identity_draft *d, const mbedtls_x509_crt *crt)
 	}
 }
 
-/* Say whether a certificate has the address as an iPAddress SAN. */
+/*
+ * Whether the server's certificate names the host dialled, by the rule
+ * both backends share (tls_openssl.c's names_host()): an address only by
+ * an iPAddress SAN; a name by a dNSName (identity_dns_match()), or by
+ * the CN only in a certificate with no subjectAltName at all.  This
+ * stands in for 2.28's own check, whose wildcards and CN differ.
+ */
 static int
-has_ip_san(const mbedtls_x509_crt *crt, const uint8_t *ip, size_t iplen)
+names_host(const mbedtls_x509_crt *crt, const char *name)
+{
+	const mbedtls_x509_sequence	*s;
+	const mbedtls_x509_buf		*cn;
+	enum cn_string			 kind;
+	uint8_t				 ip[16];
+	size_t				 iplen;
+	char				 utf8[IDENTITY_NAME_MAX + 1];
+	int				 n;
+
+	(void)dial_name_ip(name, ip, &iplen);
+	if (crt->ext_types & MBEDTLS_X509_EXT_SUBJECT_ALT_NAME) {
+		for (s = &crt->subject_alt_names; s != NULL &&
+		    s->buf.p != NULL; s = s->next) {
+			if (iplen != 0 && s->buf.tag ==
+			    (MBEDTLS_ASN1_CONTEXT_SPECIFIC | SAN_TAG_IP) &&
+			    s->buf.len == iplen &&
+			    memcmp(s->buf.p, ip, iplen) == 0)
+				return (1);
+			if (iplen == 0 && s->buf.tag ==
+			    (MBEDTLS_ASN1_CONTEXT_SPECIFIC | SAN_TAG_DNS) &&
+			    identity_dns_match(s->buf.p, s->buf.len, name))
+				return (1);
+		}
+		return (0);
+	}
+	if (iplen != 0 || (cn = subject_cn(crt, &kind)) == NULL ||
+	    (n = identity_cn_decode(kind, cn->p, cn->len, utf8,
+	    sizeof(utf8))) <= 0)
+		return (0);
+	return (identity_dns_match(utf8, n, name));
+}
+
+/*
+ * Whether a certificate may be used for purpose (the OID of clientAuth
+ * or serverAuth): with an extendedKeyUsage, only if it lists that very
+ * purpose.  2.28 also takes anyExtendedKeyUsage, and checks only the
+ * peer's own certificate; OpenSSL takes neither, for any certificate of
+ * the chain.
+ */
+static int
+usage_allows(const mbedtls_x509_crt *crt, const char *oid, size_t len)
 {
 	const mbedtls_x509_sequence	*s;
 
-	for (s = &crt->subject_alt_names; s != NULL && s->buf.p != NULL;
+	if (!(crt->ext_types & MBEDTLS_X509_EXT_EXTENDED_KEY_USAGE))
+		return (1);
+	for (s = &crt->ext_key_usage; s != NULL && s->buf.p != NULL;
 	    s = s->next) {
-		if (s->buf.tag == (MBEDTLS_ASN1_CONTEXT_SPECIFIC |
-		    SAN_TAG_IP) && s->buf.len == iplen &&
-		    memcmp(s->buf.p, ip, iplen) == 0)
+		if (s->buf.len == len && memcmp(s->buf.p, oid, len) == 0)
 			return (1);
+	}
+	return (0);
+}
+
+/*
+ * 2.28 calls this for each certificate of a verified chain, with what it
+ * found wrong in flags: hold each to the peer's purpose, and check the
+ * server's own against the name dialled, as OpenSSL does.
+ */
+static int
+verify_peer(void *arg, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
+{
+	const struct endpoint	*ep = arg;
+
+	if (ep->role == ROLE_LISTEN ? !usage_allows(crt,
+	    MBEDTLS_OID_CLIENT_AUTH, MBEDTLS_OID_SIZE(MBEDTLS_OID_CLIENT_AUTH)) :
+	    !usage_allows(crt, MBEDTLS_OID_SERVER_AUTH,
+	    MBEDTLS_OID_SIZE(MBEDTLS_OID_SERVER_AUTH)))
+		*flags |= MBEDTLS_X509_BADCERT_EXT_KEY_USAGE;
+	if (depth == 0 && ep->role != ROLE_LISTEN) {
+		*flags &= ~MBEDTLS_X509_BADCERT_CN_MISMATCH;
+		if (!names_host(crt, tls_dial_name(ep)))
+			*flags |= MBEDTLS_X509_BADCERT_CN_MISMATCH;
 	}
 	return (0);
 }
@@ -435,17 +541,24 @@ verify_text(uint32_t flags)
 static int
 verify_failed(struct stream *c, uint32_t flags)
 {
+	uint8_t		 ip[16];
+	size_t		 iplen;
+	const char	*text = verify_text(flags);
+
+	if ((flags & MBEDTLS_X509_BADCERT_CN_MISMATCH) &&
+	    strcmp(text, "hostname mismatch") == 0 &&
+	    dial_name_ip(tls_dial_name(c->endpoint), ip, &iplen))
+		text = "IP address mismatch";
 	snprintf(why, sizeof(why), "TLS handshake failed: %s certificate "
 	    "verify failed: %s", c->endpoint->role == ROLE_LISTEN ? "client" :
-	    "server", verify_text(flags));
+	    "server", text);
 	c->why = why;
 	return (IO_ERROR);
 }
 
 /*
  * The handshake is done: finish what 2.28 leaves to us (an optional
- * client certificate that was sent must verify; an IP address dialled
- * must be in the server's certificate), then keep the verified
+ * client certificate that was sent must verify), then keep the verified
  * certificate as the peer's identity and name it in the printable peer.
  * mbed TLS keeps the parsed certificate as long as the connection lives
  * unless it was built without MBEDTLS_SSL_KEEP_PEER_CERTIFICATE.
@@ -456,23 +569,11 @@ handshake_done(struct stream *c, struct tls_conn *t)
 	const mbedtls_x509_crt	*crt = mbedtls_ssl_get_peer_cert(&t->ssl);
 	struct identity_draft	 draft;
 	uint32_t		 flags;
-	uint8_t			 ip[16];
-	size_t			 iplen;
 
 	if (TLS(c->endpoint)->verify == VERIFY_NONE || crt == NULL)
 		return (0);
 	if ((flags = mbedtls_ssl_get_verify_result(&t->ssl)) != 0)
 		return (verify_failed(c, flags));
-	if (c->endpoint->role != ROLE_LISTEN) {
-		(void)dial_name(c->endpoint, ip, &iplen);
-		if (iplen != 0 && !has_ip_san(crt, ip, iplen)) {
-			snprintf(why, sizeof(why), "TLS handshake failed: "
-			    "server certificate verify failed: IP address "
-			    "mismatch");
-			c->why = why;
-			return (IO_ERROR);
-		}
-	}
 	identity_draft_init(&draft);
 	identity_cn(&draft, crt);
 	identity_sans(&draft, crt);

@@ -70,6 +70,8 @@ static char	 why[256];
 /* The write side of every SSL: see write_bio(). */
 static BIO_METHOD	*write_method;
 
+static int	 verify_peer(int, X509_STORE_CTX *);
+
 const char *
 tls_library(void)
 {
@@ -200,7 +202,7 @@ tls_context_new(struct endpoint *ep, char *err, size_t len)
 			mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
 		break;
 	}
-	SSL_CTX_set_verify(ctx, mode, NULL);
+	SSL_CTX_set_verify(ctx, mode, verify_peer);
 	return (ctx);
 }
 
@@ -315,6 +317,8 @@ tls_setup(struct stream *c, int accepted)
 	t->shared.fd = c->fd;
 	if (SSL_set_rfd(t->ssl, c->fd) == 1 && (wbio = write_bio(t)) != NULL)
 		SSL_set0_wbio(t->ssl, wbio);
+	/* For verify_peer(): the endpoint outlives the handshake. */
+	SSL_set_app_data(t->ssl, c->endpoint);
 	if (SSL_get_wbio(t->ssl) == NULL ||
 	    (!accepted && setup_client(c, t->ssl) == -1)) {
 		ssl_error(why, sizeof(why), "TLS set-up failed");
@@ -328,24 +332,125 @@ tls_setup(struct stream *c, int accepted)
 	return (0);
 }
 
-/* The subject CN, only if there is exactly one, as UTF-8. */
-static void
-identity_cn(struct identity_draft *d, X509 *x)
+/* The subject CN, only if there is exactly one, or NULL. */
+static const ASN1_STRING *
+subject_cn(X509 *x, enum cn_string *kind)
 {
-	X509_NAME	*subject = X509_get_subject_name(x);
-	unsigned char	*utf8;
-	int		 i, n;
+	X509_NAME		*subject = X509_get_subject_name(x);
+	const ASN1_STRING	*cn;
+	int			 i;
 
 	i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
 	if (i < 0 || X509_NAME_get_index_by_NID(subject, NID_commonName,
 	    i) >= 0)
-		return;
-	n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(
-	    X509_NAME_get_entry(subject, i)));
-	if (n < 0)
-		return;
-	(void)identity_draft_cn(d, utf8, n);
-	OPENSSL_free(utf8);
+		return (NULL);
+	cn = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, i));
+	switch (ASN1_STRING_type(cn)) {
+	case V_ASN1_UTF8STRING:
+		*kind = CN_UTF8;
+		break;
+	case V_ASN1_PRINTABLESTRING:
+		*kind = CN_PRINTABLE;
+		break;
+	case V_ASN1_IA5STRING:
+		*kind = CN_IA5;
+		break;
+	case V_ASN1_T61STRING:
+		*kind = CN_T61;
+		break;
+	case V_ASN1_BMPSTRING:
+		*kind = CN_BMP;
+		break;
+	case V_ASN1_UNIVERSALSTRING:
+		*kind = CN_UNIVERSAL;
+		break;
+	default:
+		*kind = CN_OTHER;
+		break;
+	}
+	return (cn);
+}
+
+/* The subject CN, read as identity.c reads every backend's. */
+static void
+identity_cn(struct identity_draft *d, X509 *x)
+{
+	const ASN1_STRING	*cn;
+	enum cn_string		 kind;
+
+	if ((cn = subject_cn(x, &kind)) != NULL)
+		(void)identity_draft_cn_string(d, kind,
+		    ASN1_STRING_get0_data(cn), ASN1_STRING_length(cn));
+}
+
+/*
+ * Whether the server's certificate names the host dialled, by the rule
+ * both backends share: an address only by an iPAddress SAN; a name by a
+ * dNSName (identity_dns_match()), or by the CN only in a certificate
+ * with no subjectAltName at all.  OpenSSL's own check (SSL_set1_host)
+ * runs too; this one makes mbed TLS and OpenSSL agree.
+ */
+static int
+names_host(X509 *x, const char *name)
+{
+	GENERAL_NAMES		*names;
+	const GENERAL_NAME	*gn;
+	const ASN1_STRING	*cn;
+	enum cn_string		 kind;
+	uint8_t			 ip[16];
+	char			 utf8[IDENTITY_NAME_MAX + 1];
+	int			 i, iplen = 0, found = 0, n;
+
+	if (inet_pton(AF_INET, name, ip) == 1)
+		iplen = 4;
+	else if (inet_pton(AF_INET6, name, ip) == 1)
+		iplen = 16;
+	if (X509_get_ext_by_NID(x, NID_subject_alt_name, -1) >= 0) {
+		names = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+		for (i = 0; names != NULL && !found &&
+		    i < sk_GENERAL_NAME_num(names); i++) {
+			gn = sk_GENERAL_NAME_value(names, i);
+			if (iplen != 0 && gn->type == GEN_IPADD)
+				found = ASN1_STRING_length(gn->d.iPAddress) ==
+				    iplen && memcmp(ASN1_STRING_get0_data(
+				    gn->d.iPAddress), ip, iplen) == 0;
+			else if (iplen == 0 && gn->type == GEN_DNS)
+				found = identity_dns_match(
+				    ASN1_STRING_get0_data(gn->d.dNSName),
+				    ASN1_STRING_length(gn->d.dNSName), name);
+		}
+		GENERAL_NAMES_free(names);
+		return (found);
+	}
+	if (iplen != 0 || (cn = subject_cn(x, &kind)) == NULL ||
+	    (n = identity_cn_decode(kind, ASN1_STRING_get0_data(cn),
+	    ASN1_STRING_length(cn), utf8, sizeof(utf8))) <= 0)
+		return (0);
+	return (identity_dns_match(utf8, n, name));
+}
+
+/*
+ * OpenSSL's verification calls this for each certificate of the chain;
+ * at the server's own, once the rest passed, check the name dialled.
+ */
+static int
+verify_peer(int ok, X509_STORE_CTX *xs)
+{
+	SSL			*ssl;
+	const struct endpoint	*ep;
+	const char		*name;
+
+	if (!ok || X509_STORE_CTX_get_error_depth(xs) != 0 ||
+	    (ssl = X509_STORE_CTX_get_ex_data(xs,
+	    SSL_get_ex_data_X509_STORE_CTX_idx())) == NULL ||
+	    SSL_is_server(ssl) || (ep = SSL_get_app_data(ssl)) == NULL)
+		return (ok);
+	name = tls_dial_name(ep);
+	if (names_host(X509_STORE_CTX_get_current_cert(xs), name))
+		return (1);
+	X509_STORE_CTX_set_error(xs, is_ip(name) ?
+	    X509_V_ERR_IP_ADDRESS_MISMATCH : X509_V_ERR_HOSTNAME_MISMATCH);
+	return (0);
 }
 
 /* The DNS, URI, IP and e-mail SANs, each with its type. */

@@ -203,6 +203,98 @@ test_nul_names(void)
 	free(id);
 }
 
+/* A CN in each string type becomes one UTF-8 name, or none. */
+static void
+test_cn_strings(void)
+{
+	static const uint8_t	 bmp[] = { 0, 't', 0, 'o', 0, 'o', 0, 'l',
+	    0x00, 0xe9 };
+	static const uint8_t	 univ[] = { 0, 0, 0, 't', 0, 1, 0xf6, 0x00 };
+	static const uint8_t	 surrogate[] = { 0, 't', 0xd8, 0x3d };
+	static const uint8_t	 bmp_nul[] = { 0, 't', 0, 0 };
+	char			 out[IDENTITY_NAME_MAX + 1];
+
+	ok(identity_cn_decode(CN_UTF8, "tool\xc3\xa9", 6, out,
+	    sizeof(out)) == 6 && strcmp(out, "tool\xc3\xa9") == 0,
+	    "UTF8String: its bytes");
+	ok(identity_cn_decode(CN_BMP, bmp, sizeof(bmp), out,
+	    sizeof(out)) == 6 && strcmp(out, "tool\xc3\xa9") == 0,
+	    "BMPString: the same name in UTF-8");
+	ok(identity_cn_decode(CN_UNIVERSAL, univ, sizeof(univ), out,
+	    sizeof(out)) == 5 && strcmp(out, "t\xf0\x9f\x98\x80") == 0,
+	    "UniversalString: beyond the BMP too");
+	ok(identity_cn_decode(CN_PRINTABLE, "tool", 4, out,
+	    sizeof(out)) == 4 && identity_cn_decode(CN_IA5, "tool", 4, out,
+	    sizeof(out)) == 4 && identity_cn_decode(CN_T61, "tool", 4, out,
+	    sizeof(out)) == 4, "PrintableString, IA5String, T61String: ASCII");
+	ok(identity_cn_decode(CN_T61, "tool\xe9", 5, out, sizeof(out)) ==
+	    -1 && identity_cn_decode(CN_PRINTABLE, "tool\xe9", 5, out,
+	    sizeof(out)) == -1, "... and nothing beyond, whose meaning differs");
+	ok(identity_cn_decode(CN_UTF8, "bad\xff", 4, out, sizeof(out)) ==
+	    -1 && identity_cn_decode(CN_UTF8, "\xc0\xaf", 2, out,
+	    sizeof(out)) == -1 && identity_cn_decode(CN_UTF8, "\xed\xa0\x80",
+	    3, out, sizeof(out)) == -1 && identity_cn_decode(CN_UTF8,
+	    "\xe2\x82", 2, out, sizeof(out)) == -1,
+	    "UTF8String: not UTF-8, overlong, a surrogate, cut short: none");
+	ok(identity_cn_decode(CN_BMP, bmp, 3, out, sizeof(out)) == -1 &&
+	    identity_cn_decode(CN_BMP, surrogate, sizeof(surrogate), out,
+	    sizeof(out)) == -1 && identity_cn_decode(CN_BMP, bmp_nul,
+	    sizeof(bmp_nul), out, sizeof(out)) == -1 &&
+	    identity_cn_decode(CN_UTF8, "a\0b", 3, out, sizeof(out)) == -1,
+	    "an odd BMPString, a surrogate, a NUL: none");
+	ok(identity_cn_decode(CN_OTHER, "tool", 4, out, sizeof(out)) == -1,
+	    "another string type: none");
+	ok(identity_cn_decode(CN_UTF8, "tool", 4, out, 4) == -1 &&
+	    identity_cn_decode(CN_UTF8, "tool", 4, out, 5) == 4,
+	    "a name that does not fit: none");
+	identity_draft_init(&draft);
+	ok(identity_draft_cn_string(&draft, CN_BMP, bmp, sizeof(bmp)) == 0 &&
+	    strcmp(draft.cn, "tool\xc3\xa9") == 0, "kept as the CN");
+}
+
+/* Whether a presented name names the host dialled. */
+static int
+host(const char *presented, const char *name)
+{
+	return (identity_dns_match(presented, strlen(presented), name));
+}
+
+static void
+test_dns_match(void)
+{
+	ok(host("node.test", "node.test") && host("NODE.Test", "node.TEST"),
+	    "equal but for case");
+	ok(!host("node.test.", "node.test") && !host("node.test", "node.test.")
+	    && host("node.test.", "node.test."), "a trailing dot counts");
+	ok(!host("node.tes", "node.test") && !host("node.test.evil",
+	    "node.test") && !host("evilnode.test", "node.test"),
+	    "no prefix, no suffix");
+	ok(host("*.node.test", "a.node.test") &&
+	    host("*.node.test", "xn--bcher-kva.node.test") &&
+	    host("*.NODE.test", "A.node.TEST"), "a wildcard for one label");
+	ok(!host("*.node.test", "node.test") &&
+	    !host("*.node.test", "a.b.node.test") &&
+	    !host("*.node.test", ".node.test"),
+	    "no empty label, no two labels");
+	ok(!host("*.test", "node.test") && !host("*.test.", "node.test.") &&
+	    !host("*", "node"), "none right under a top-level domain");
+	ok(!host("x*.node.test", "xa.node.test") &&
+	    !host("*a.node.test", "ba.node.test") &&
+	    !host("a.*.test", "a.node.test") &&
+	    !host("*.*.test", "a.node.test"), "no partial wildcard");
+	ok(!host("*.no de.test", "a.no de.test") &&
+	    !host("*.node..test", "a.node..test"),
+	    "a wildcard only over letters, digits, '-' and single dots");
+	ok(!identity_dns_match("node.test\0.evil", 15, "node.test") &&
+	    !identity_dns_match("node.test\0", 10, "node.test"),
+	    "a name with a NUL names nothing");
+	ok(!host("", "node.test") && !host("node.test", ""),
+	    "empty names name nothing");
+	ok(host("*.node.test", "*.node.test") &&
+	    !host("*.node.test", "*a.node.test"),
+	    "a '*' dialled is only itself");
+}
+
 int
 main(void)
 {
@@ -210,5 +302,7 @@ main(void)
 	test_draft();
 	test_match();
 	test_nul_names();
+	test_cn_strings();
+	test_dns_match();
 	return (tap_done());
 }
