@@ -49,6 +49,7 @@ static const struct {
 	/* dsroute's own, between routers (docs/extension.md). */
 	{ IPC_SET_DSROUTE, 0x01, "ListRuntimes" },
 	{ IPC_SET_DSROUTE, 0x02, "SelectRuntime" },
+	{ IPC_SET_DSROUTE, 0x04, "WarmConnection" },
 };
 
 static uint16_t

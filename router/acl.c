@@ -985,6 +985,7 @@ role_allows(enum acl_role role, int cmd)
 	case CMD(IPC_SET_EVENTPIPE, 0x07):	/* ...CollectTracing6 */
 	case CMD(IPC_SET_DSROUTE, 0x01):	/* ListRuntimes */
 	case CMD(IPC_SET_DSROUTE, 0x02):	/* SelectRuntime */
+	case CMD(IPC_SET_DSROUTE, 0x04):	/* WarmConnection */
 		return (role >= ACL_OBSERVE);
 	case CMD(IPC_SET_PROCESS, 0x01):	/* ResumeRuntime */
 		return (role >= ACL_OPERATE);

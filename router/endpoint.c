@@ -33,6 +33,7 @@
 static int	 set_listen(struct endpoint *, const char *, char *, size_t);
 static int	 set_connect(struct endpoint *, const char *, char *, size_t);
 static int	 set_peer(struct endpoint *, const char *, char *, size_t);
+static int	 set_warm(struct endpoint *, const char *, char *, size_t);
 static int	 set_advertise(struct endpoint *, const char *, char *, size_t);
 static int	 set_policy(struct endpoint *, const char *, char *, size_t);
 static int	 set_allow(struct endpoint *, const char *, char *, size_t);
@@ -56,6 +57,7 @@ static const struct endpoint_option options[] = {
 	{ "listen", 0, set_listen },
 	{ "connect", 0, set_connect },
 	{ "peer", 1, set_peer },
+	{ "warm", 1, set_warm },
 };
 
 /* The access control options: a reload changes them in place. */
@@ -122,6 +124,24 @@ set_peer(struct endpoint *ep, const char *v, char *err, size_t len)
 		return (-1);
 	}
 	ep->peer_why = "peer= given";
+	return (0);
+}
+
+/* warm=N: the spares a connect endpoint to a router keeps (warm.c). */
+static int
+set_warm(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	char	*end;
+	long	 n;
+
+	n = strtol(v, &end, 10);
+	if (*v < '0' || *v > '9' || *end != '\0' || n > ENDPOINT_WARM_MAX) {
+		snprintf(err, len, "warm=%s: give a number of connections, 0 "
+		    "to %d", v, ENDPOINT_WARM_MAX);
+		return (-1);
+	}
+	ep->warm = (int)n;
+	ep->warm_given = 1;
 	return (0);
 }
 
@@ -475,6 +495,12 @@ endpoint_check_role(const struct endpoint *ep, char *err, size_t len)
 	    !ep->transport->verifies_peers(ep)) {
 		snprintf(err, len, "an allow-list needs client certificates; "
 		    "it cannot go with verify=none");
+		return (-1);
+	}
+	if (ep->warm_given && (ep->role == ROLE_LISTEN ||
+	    (ep->role == ROLE_CONNECT && ep->peer != PEER_ROUTER))) {
+		snprintf(err, len, "warm= is for a connect endpoint that "
+		    "reaches another dsroute (,connect,peer=router)");
 		return (-1);
 	}
 	if (ep->role == ROLE_LISTEN && ep->peer != PEER_AUTO) {

@@ -17,6 +17,10 @@
 
 #include "transports/transport.h"
 
+/* The spares a connect endpoint to another dsroute keeps (warm=). */
+#define ENDPOINT_WARM_DEFAULT	2
+#define ENDPOINT_WARM_MAX	16
+
 int		 endpoint_parse(const char *, struct endpoint *, char *, size_t);
 int		 endpoint_parse_part(const char *, struct endpoint *, char *,
 		    size_t);

@@ -42,6 +42,7 @@ struct route;
 struct runtime;
 struct session;
 struct transport;
+struct warm_pool;
 
 /* A side of a route: LOCAL is the first endpoint given, REMOTE the other. */
 #define SIDE_LOCAL		0
@@ -140,6 +141,8 @@ struct session {
 	const char		*deny_reason;
 	char			*end_reason;	/* a hold's or a deny's, made */
 	int			 judged;	/* the first command was judged */
+	int			 warm;		/* a router's spare (WarmConnection) */
+	int			 spare;		/* its runtime side was one of ours */
 	int			 allowed;
 	int			 asked;		/* the command went on */
 	int			 awaiting_answer; /* asked, not answered yet */
@@ -243,6 +246,7 @@ struct route {
 	struct mirror		*mirror;	/* dir:...,listen (mirror.c) */
 	struct link		*link;		/* its peer=router side (link.c) */
 	struct finding		*finding;	/* its dir: or proc: (found.c) */
+	struct warm_pool	*warm[2];	/* spares of a side (warm.c) */
 	int			 listed;	/* ListRuntimes came: learn each */
 	TAILQ_HEAD(, session)	 waiting;	/* tools waiting for a runtime */
 	struct session		*offer;		/* client-client: the open offer */
@@ -342,6 +346,7 @@ struct exchange {
 	struct event		 timer;		/* the handshake deadline */
 	struct evbuffer		*in;		/* the answer so far */
 	int			 busy;
+	int			 keep;		/* done takes the conn (conn_move) */
 	/* 1 when x->in holds the whole answer, 0 for more, -1 and why. */
 	int			(*parse)(struct exchange *, const char **);
 	void			(*done)(struct exchange *, const char *);
@@ -352,6 +357,11 @@ void		 exchange_start(struct exchange *, const char *,
 		    const uint8_t *, size_t);
 void		 exchange_free(struct exchange *);
 extern const struct conn_owner exchange_conn_owner;
+
+/* warm.c */
+int		 warm_start(struct route *, int, char *, size_t);
+int		 warm_take(struct route *, struct conn *);
+void		 warm_stop(struct route *);
 
 /* mirror.c */
 int		 mirror_start(struct route *, int, char *, size_t);

@@ -59,12 +59,17 @@ exchange_init(struct exchange *x, struct route *r, int side)
 	return (0);
 }
 
-/* The exchange is over: close, then tell the owner, who may start anew. */
+/*
+ * The exchange is over: close (but for an answer whole on an exchange
+ * whose owner keeps the connection, x->keep), then tell the owner, who
+ * may start anew or free x: nothing here touches x after.
+ */
 static void
 finish(struct exchange *x, const char *why)
 {
 	evtimer_del(&x->timer);
-	conn_close(&x->conn);
+	if (!x->keep || why != NULL)
+		conn_close(&x->conn);
 	x->busy = 0;
 	x->done(x, why);
 }

@@ -70,6 +70,9 @@ ext_request_parse(const uint8_t *buf, size_t len, struct ext_request *req)
 	case EXT_ID_SELECT:
 		need = EXT_SELECT_LEN;
 		break;
+	case EXT_ID_WARM:
+		need = EXT_WARM_LEN;
+		break;
 	default:
 		return (-1);
 	}
@@ -154,6 +157,67 @@ ext_end_build(uint8_t msg[EXT_END_LEN], uint32_t count)
 	header(msg, EXT_END_LEN, IPC_SET_SERVER, IPC_ID_OK);
 	ipc_put16(msg + IPC_HEADER_LEN, EXT_VERSION);
 	ipc_put32(msg + IPC_HEADER_LEN + 2, count);
+}
+
+/* Build WARM, offering the highest version we speak. */
+void
+ext_warm_request(uint8_t msg[EXT_WARM_LEN])
+{
+	header(msg, EXT_WARM_LEN, EXT_SET, EXT_ID_WARM);
+	ipc_put16(msg + IPC_HEADER_LEN, EXT_VERSION);
+}
+
+/*
+ * The answer to WARM: an OK with our version and how long, in ms, the
+ * connection may wait for its tool's command (0: as long as it likes).
+ */
+void
+ext_warm_answer_build(uint8_t msg[EXT_WARM_ANSWER_LEN], uint32_t keep_ms)
+{
+	header(msg, EXT_WARM_ANSWER_LEN, IPC_SET_SERVER, IPC_ID_OK);
+	ipc_put16(msg + IPC_HEADER_LEN, EXT_VERSION);
+	ipc_put32(msg + IPC_HEADER_LEN + 2, keep_ms);
+}
+
+/*
+ * Read the answer to WARM from the len bytes at buf: return 0 while more
+ * are needed, its size once whole with *keep_ms set, or -1 if it is no
+ * such answer, with *hresult set (else 0) when it was an error frame (an
+ * older router, or a runtime, that does not take WARM).
+ */
+int
+ext_warm_answer_parse(const uint8_t *buf, size_t len, uint32_t *keep_ms,
+    uint32_t *hresult)
+{
+	size_t	 size;
+
+	*hresult = 0;
+	if (len == 0)
+		return (0);
+	if (!ipc_magic_prefix(buf, len))
+		return (-1);
+	if (len < IPC_HEADER_LEN)
+		return (0);
+	size = ipc_size(buf);
+	if (size < IPC_HEADER_LEN || buf[IPC_SET_OFFSET] != IPC_SET_SERVER ||
+	    ipc_get16(buf + IPC_RESERVED_OFFSET) != 0)
+		return (-1);
+	if (buf[IPC_ID_OFFSET] == IPC_ID_ERROR) {
+		if (size < IPC_HEADER_LEN + 4)
+			return (-1);
+		if (len < IPC_HEADER_LEN + 4)
+			return (0);
+		*hresult = ipc_get32(buf + IPC_HEADER_LEN);
+		return (-1);
+	}
+	if (buf[IPC_ID_OFFSET] != IPC_ID_OK || size < EXT_WARM_ANSWER_LEN)
+		return (-1);
+	if (len < size)
+		return (0);
+	if (ipc_get16(buf + IPC_HEADER_LEN) == 0)
+		return (-1);
+	*keep_ms = ipc_get32(buf + IPC_HEADER_LEN + 2);
+	return ((int)size);
 }
 
 /*

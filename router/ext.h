@@ -4,7 +4,8 @@
  * The extension command set routers speak to each other (ext.c), never to
  * a runtime: LIST asks a router for the runtimes it knows, answered by
  * ENTRY frames and an END; SELECT names the runtime the tool's command
- * that follows is for.  Pure functions over bytes, no allocation, no I/O.
+ * that follows is for; WARM says a connection is a router's spare, made
+ * ahead of the tool whose command will follow.  Pure functions over bytes, no allocation, no I/O.
  * docs/extension.md is the wire format.
  */
 
@@ -20,11 +21,14 @@
 #define EXT_ID_LIST		0x01
 #define EXT_ID_SELECT		0x02
 #define EXT_ID_ENTRY		0x03
+#define EXT_ID_WARM		0x04
 #define EXT_VERSION		1	/* the highest this code speaks */
 
 #define EXT_LIST_LEN		(IPC_HEADER_LEN + 2)
 #define EXT_SELECT_LEN		(IPC_HEADER_LEN + 2 + IPC_COOKIE_LEN)
 #define EXT_END_LEN		(IPC_HEADER_LEN + 6)
+#define EXT_WARM_LEN		(IPC_HEADER_LEN + 2)
+#define EXT_WARM_ANSWER_LEN	(IPC_HEADER_LEN + 6)
 /* An ENTRY v1 with six empty strings. */
 #define EXT_ENTRY_MIN		(IPC_HEADER_LEN + 28 + 6 * 2)
 
@@ -50,9 +54,9 @@ struct ext_runtime {
 	char		 where[128];	/* the endpoint it was found on */
 };
 
-/* A LIST or SELECT request. */
+/* A LIST, SELECT or WARM request. */
 struct ext_request {
-	uint8_t		 id;		/* EXT_ID_LIST or EXT_ID_SELECT */
+	uint8_t		 id;		/* EXT_ID_LIST, _SELECT or _WARM */
 	uint16_t	 version;	/* the highest the sender speaks */
 	uint8_t		 cookie[IPC_COOKIE_LEN]; /* SELECT's; zero for LIST */
 };
@@ -74,6 +78,10 @@ int		 ext_request_parse(const uint8_t *, size_t,
 size_t		 ext_entry_build(uint8_t *, size_t,
 		    const struct ext_runtime *);
 void		 ext_end_build(uint8_t [EXT_END_LEN], uint32_t);
+void		 ext_warm_request(uint8_t [EXT_WARM_LEN]);
+void		 ext_warm_answer_build(uint8_t [EXT_WARM_ANSWER_LEN], uint32_t);
+int		 ext_warm_answer_parse(const uint8_t *, size_t, uint32_t *,
+		    uint32_t *);
 enum ext_reply_kind ext_reply_parse(const uint8_t *, size_t, size_t *,
 		    struct ext_runtime *, uint32_t *, uint32_t *);
 const char	*ext_found_name(uint8_t);

@@ -100,9 +100,9 @@ decide_peers(struct route *r, char *err, size_t len)
 		for (side = 0; side < 2; side++) {
 			if (r->endpoint[side].peer != PEER_ROUTER)
 				continue;
-			snprintf(err, len, "%s: peer=router is for a mirror's "
-			    "link (dir:PATH,listen on the other side)",
-			    r->endpoint[side].spec);
+			snprintf(err, len, "%s: peer=router reaches another "
+			    "dsroute for the tools of the other endpoint, "
+			    "which must listen", r->endpoint[side].spec);
 			return (-1);
 		}
 		if (r->endpoint[SIDE_LOCAL].peer != PEER_AUTO &&
@@ -127,14 +127,21 @@ decide_peers(struct route *r, char *err, size_t len)
 	}
 	for (side = 0; side < 2; side++) {
 		ep = &r->endpoint[side];
-		if (ep->peer == PEER_ROUTER && (r->endpoint[OTHER_SIDE(side)].
-		    role != ROLE_LISTEN || r->endpoint[OTHER_SIDE(side)].
-		    transport->listen_name == NULL)) {
-			snprintf(err, len, "%s: peer=router is for a mirror's "
-			    "link: give dir:PATH,listen as the other endpoint",
-			    ep->spec);
+		/*
+		 * Another router: a mirror's link, or the hop a tool's
+		 * command crosses to reach it.  Its spares save that hop's
+		 * handshakes; between local sockets there are none to save.
+		 */
+		if (ep->peer == PEER_ROUTER && r->endpoint[OTHER_SIDE(side)].
+		    role != ROLE_LISTEN) {
+			snprintf(err, len, "%s: peer=router reaches another "
+			    "dsroute for the tools of the other endpoint, "
+			    "which must listen", ep->spec);
 			return (-1);
 		}
+		if (ep->peer == PEER_ROUTER && !ep->warm_given &&
+		    !ep->transport->local)
+			ep->warm = ENDPOINT_WARM_DEFAULT;
 		if (ep->role != ROLE_CONNECT || ep->peer != PEER_AUTO)
 			continue;
 		ep->peer = PEER_RUNTIME;
@@ -469,6 +476,12 @@ route_start(struct route *r, char *err, size_t len)
 			return (-1);
 		}
 	}
+	for (side = 0; side < 2; side++) {
+		if (warm_start(r, side, err, len) == -1) {
+			route_stop_listening(r);
+			return (-1);
+		}
+	}
 	if (r->mode == MODE_CLIENT_CLIENT)
 		route_offer_schedule(r, 0);
 	return (0);
@@ -495,7 +508,10 @@ describe_endpoint(struct route *r, int side)
 		log_str(&rec, "transport", ep->transport->name, LF_JSON);
 		log_end(&rec);
 	}
-	if (ep->role == ROLE_CONNECT)
+	if (ep->role == ROLE_CONNECT && ep->peer == PEER_ROUTER)
+		log_info("  it reaches a router, another dsroute (%s); %d warm "
+		    "connections kept to it (warm=)", ep->peer_why, ep->warm);
+	else if (ep->role == ROLE_CONNECT)
 		log_info("  it reaches a %s (%s)", ep->peer == PEER_TOOL ?
 		    "tool that listens for runtimes" : "runtime", ep->peer_why);
 }
@@ -562,6 +578,7 @@ route_stop_listening(struct route *r)
 	}
 	mirror_stop(r);
 	found_stop(r);
+	warm_stop(r);
 	evtimer_del(&r->offer_timer);
 	evtimer_del(&r->recheck_timer);
 }

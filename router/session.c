@@ -85,6 +85,7 @@ static int	 dial(struct session *, enum session_state, int);
 static int	 dial_attempt(struct session *, struct conn *);
 static int	 take_runtime(struct session *);
 static int	 classify(struct session *, struct conn *);
+static int	 warm_command(struct session *, struct conn *, size_t);
 static int	 router_command(struct session *, struct conn *,
 		    const uint8_t *, size_t);
 static int	 linked_command(struct session *);
@@ -304,6 +305,9 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 
 	ipc_command_label(g->header.set, g->header.id, s->command,
 	    sizeof(s->command));
+	/* A warm connection's command: its end line is a session's again. */
+	if (s->warm && g->header.set != IPC_SET_DSROUTE)
+		s->quiet = 0;
 	if ((data = evbuffer_pullup(msg, g->need)) == NULL) {
 		session_close(s, "out of memory");
 		return (-1);
@@ -355,6 +359,41 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 }
 
 /*
+ * WarmConnection: another router made this connection ahead of a tool.
+ * Answer how long it may wait (--silent-timeout, after which it is cut
+ * as any silent connection is), then read what comes as an accepted
+ * connection's first message.  Its end line is for debug unless a
+ * command comes: the other router replaces its spares often.
+ */
+static int
+warm_command(struct session *s, struct conn *tool, size_t len)
+{
+	struct conn	*rt = runtime_conn(s);
+	uint8_t		 answer[EXT_WARM_ANSWER_LEN];
+
+	if (s->warm)
+		return (deny(s, HRESULT_BAD_ENCODING, "protocol error: a "
+		    "second WarmConnection"));
+	s->warm = 1;
+	s->quiet = 1;
+	s->judged = 0;
+	s->tool_side = -1;
+	s->spoke = 0;
+	evbuffer_drain(rt->out, len);
+	ext_warm_answer_build(answer, (uint32_t)settings.silent_timeout_ms);
+	if (evbuffer_add(tool->out, answer, sizeof(answer)) == -1) {
+		session_close(s, "out of memory");
+		return (-1);
+	}
+	arm_timer(s, settings.silent_timeout_ms);
+	tool->writing = 1;
+	if (pump_write(tool) == -1)
+		return (-1);
+	/* The tool's command may have come with it. */
+	return (evbuffer_get_length(rt->out) > 0 ? classify(s, tool) : 0);
+}
+
+/*
  * dsroute's own commands, from another router (docs/extension.md), judged
  * like any command and never sent on.  ListRuntimes is answered here.
  * SelectRuntime binds the session to a runtime and has no answer: the
@@ -371,6 +410,8 @@ router_command(struct session *s, struct conn *tool, const uint8_t *msg,
 	if (ext_request_parse(msg, len, &rq) == -1)
 		return (deny(s, HRESULT_BAD_ENCODING, "protocol error: a "
 		    "malformed dsroute command"));
+	if (rq.id == EXT_ID_WARM)
+		return (warm_command(s, tool, len));
 	if (rq.id == EXT_ID_SELECT) {
 		if (s->bound)
 			return (deny(s, HRESULT_BAD_ENCODING, "protocol error: "
@@ -804,7 +845,8 @@ session_eof(struct conn *c)
 	switch (s->state) {
 	case S_CLASSIFY:
 		reason = evbuffer_get_length(s->conn[OTHER_SIDE(c->side)].out) ?
-		    "closed before a complete first message" :
+		    "closed before a complete first message" : s->warm ?
+		    "a warm connection closed unused" :
 		    "closed without sending anything";
 		break;
 	case S_DIAL:
@@ -1007,6 +1049,12 @@ dial_attempt(struct session *s, struct conn *c)
 	if (!s->timer_at_deadline)
 		left = settings.connect_timeout_ms;
 	arm_timer(s, (int)left);
+	/* A spare to another router (warm.c): made and handshaken already. */
+	if (c->side != s->tool_side && c->path == NULL &&
+	    warm_take(s->route, c)) {
+		s->spare = 1;
+		return (session_conn_ready(c));
+	}
 	switch (conn_dial(c)) {
 	case 0:
 		return (conn_start(c));
@@ -1220,6 +1268,8 @@ end_line(struct session *s, const char *reason)
 		log_str(&r, "decision", s->allowed ? "allow" : "deny", 0);
 		log_str(&r, "rule", s->rule, LF_QUOTE);
 	}
+	if (s->warm || s->spare)
+		log_str(&r, "warm", s->warm ? "arrived" : "taken", 0);
 	log_str(&r, "end", reason, LF_QUOTE);
 	log_end(&r);
 }

@@ -247,9 +247,9 @@ stop_dsroute anode
 stop o
 stop p
 
-# Start-up: peer=router belongs to a mirror's link.
-refused "peer=router without a mirror on the other side is refused" \
-    "peer=router is for a mirror's link" \
-    "uds:$T/x.sock,listen" "tcp:127.0.0.1:1,connect,peer=router"
+# Start-up: peer=router reaches a router for the tools of a listener.
+refused "peer=router where the other side dials too is refused" \
+    "peer=router reaches another dsroute for the tools of the other endpoint" \
+    "uds:$T/x.sock,connect" "tcp:127.0.0.1:1,connect,peer=router"
 
 done_testing

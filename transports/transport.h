@@ -48,7 +48,7 @@ enum endpoint_peer {
 
 /*
  * An endpoint (router/endpoint.c parses it): what every transport has,
- * and what only its transport reads, behind t.  The last three are the
+ * and what only its transport reads, behind t.  The last five are the
  * engine's; a transport leaves them alone.
  */
 struct endpoint {
@@ -63,6 +63,8 @@ struct endpoint {
 	char			*spec;		/* as the user wrote it */
 	char			*transport_spec; /* spec less its policy options */
 	struct acl_policy	*policy;	/* NULL: the defaults */
+	int			 warm;		/* spares kept (warm=), */
+	int			 warm_given;	/* ... as given */
 };
 
 /* An option ,name[=value] of an endpoint, and what sets it. */

@@ -15,7 +15,9 @@
  *   fields, and the rebuilt message is what its size says;
  * - the same input gives the same result twice;
  * - a request accepted has a known id, a version other than 0, and a size
- *   within the input, and its cookie is the bytes after the version.
+ *   within the input, and its cookie is the bytes after the version;
+ * - an answer to WARM taken is an OK of its size, its wait the u32 after
+ *   the version; one refused carries an HRESULT only from an error frame.
  */
 
 #include "config.h"
@@ -161,9 +163,38 @@ request(const uint8_t *p, size_t len)
 		CHECK(size_of(p) >= EXT_SELECT_LEN &&
 		    memcmp(req.cookie, p + 22, IPC_COOKIE_LEN) == 0,
 		    "SELECT cookie");
+	else if (req.id == EXT_ID_WARM)
+		CHECK(size_of(p) >= EXT_WARM_LEN, "WARM size");
 	else
 		CHECK(req.id == EXT_ID_LIST && size_of(p) >= EXT_LIST_LEN,
 		    "request id");
+}
+
+/* The answer to WARM: whole only as an OK of its size, with its fields. */
+static void
+warm_answer(const uint8_t *p, size_t len)
+{
+	uint32_t	 keep = 0, hresult = 0;
+	int		 rv;
+
+	rv = ext_warm_answer_parse(p, len, &keep, &hresult);
+	if (rv > 0) {
+		CHECK((size_t)rv == size_of(p) && (size_t)rv <= len &&
+		    rv >= EXT_WARM_ANSWER_LEN, "WARM answer size");
+		CHECK(p[16] == 0xff && p[17] == 0x00, "WARM answer not an OK");
+		CHECK(keep == ((uint32_t)p[22] | (uint32_t)p[23] << 8 |
+		    (uint32_t)p[24] << 16 | (uint32_t)p[25] << 24),
+		    "WARM answer's wait");
+		CHECK(hresult == 0, "an OK with an HRESULT");
+	} else if (rv == 0)
+		CHECK(len < IPC_HEADER_LEN || len < size_of(p) ||
+		    (p[17] == 0xff && len < IPC_HEADER_LEN + 4),
+		    "more wanted of a whole WARM answer");
+	else if (hresult != 0)
+		CHECK(len >= IPC_HEADER_LEN + 4 && p[17] == 0xff,
+		    "an HRESULT from no error frame");
+	CHECK(ext_warm_answer_parse(p, len, &keep, &hresult) == rv,
+	    "WARM answer: another result the second time");
 }
 
 int
@@ -171,5 +202,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	replies(data, size);
 	request(data, size);
+	warm_answer(data, size);
 	return (0);
 }
