@@ -226,6 +226,14 @@ ipc_error_frame(uint8_t frame[24], uint32_t hresult)
 	put32(frame + 20, hresult);
 }
 
+/* The 24-byte OK of a command with no payload to answer: an i32 0. */
+void
+ipc_ok_frame(uint8_t frame[24])
+{
+	ipc_error_frame(frame, 0);
+	frame[IPC_ID_OFFSET] = IPC_ID_OK;
+}
+
 /*
  * Classify the first len bytes of a reply to a command.  Only its header
  * is read: an OK needs 20 bytes, an error frame 24, with its HRESULT put
@@ -273,6 +281,14 @@ ipc_hresult_name(uint32_t hresult)
 		return ("connection refused: no runtime listens there");
 	case HRESULT_BUSY:
 		return ("busy: a router's session cap for the runtime");
+	case HRESULT_TIMEOUT:
+		return ("timeout: no runtime came to a router within its wait");
+	case HRESULT_CONN_TIMEOUT:
+		return ("connect timed out: a router could not reach the next "
+		    "hop");
+	case HRESULT_TLS_FAILED:
+		return ("TLS handshake failed between two routers; the one "
+		    "that dialled logs why");
 	}
 	return (NULL);
 }

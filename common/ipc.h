@@ -47,6 +47,9 @@ struct evbuffer;
 #define HRESULT_FILE_NOT_FOUND	0x80070002U	/* no socket at that path */
 #define HRESULT_CONN_REFUSED	0x8007274DU	/* WSAECONNREFUSED */
 #define HRESULT_BUSY		0x800700AAU	/* ERROR_BUSY: a cap is reached */
+#define HRESULT_TIMEOUT		0x800705B4U	/* ERROR_TIMEOUT: none came */
+#define HRESULT_CONN_TIMEOUT	0x8007274CU	/* WSAETIMEDOUT */
+#define HRESULT_TLS_FAILED	0x80090326U	/* SEC_E_ILLEGAL_MESSAGE */
 
 struct ipc_header {
 	uint16_t	 size;		/* whole message, header included */
@@ -120,6 +123,7 @@ const char	*ipc_command_name(uint8_t, uint8_t);
 const char	*ipc_command_name_at(size_t);
 void		 ipc_command_label(uint8_t, uint8_t, char *, size_t);
 void		 ipc_error_frame(uint8_t [24], uint32_t);
+void		 ipc_ok_frame(uint8_t [24]);
 enum reply_kind	 ipc_reply_classify(const uint8_t *, size_t, uint32_t *);
 const char	*ipc_hresult_name(uint32_t);
 void		 ipc_request(uint8_t [IPC_HEADER_LEN], uint8_t, uint8_t);

@@ -1242,6 +1242,18 @@ acl_decide(const struct acl_policy *p, const struct acl_peer *peer,
 			return;
 		}
 		d->rule = r->label;
+	} else if (cmd == CMD(IPC_SET_PROCESS, 0x01) &&
+	    d->role == ACL_OBSERVE) {
+		/*
+		 * dotnet-trace and dotnet-counters send ResumeRuntime to
+		 * every runtime: observe answers it OK itself, so that they
+		 * work, and sends it on to none, so that it resumes nothing.
+		 */
+		deny(d, 0, role_rules[d->role], "observe resumes nothing: the "
+		    "router answered ResumeRuntime OK and sent it on to no "
+		    "runtime");
+		d->answer_ok = 1;
+		return;
 	} else if (!role_allows(d->role, cmd)) {
 		/* The real tools send it to running runtimes too. */
 		deny(d, HRESULT_ACCESS_DENIED, role_rules[d->role],

@@ -72,6 +72,7 @@ struct acl_decision {
 	const char		*role_from;	/* what gave the peer its role */
 	const char		*rule;		/* what decided */
 	const char		*reason;	/* why, for the log */
+	int			 answer_ok;	/* denied: the router says OK */
 };
 
 int		 acl_role_parse(const char *, enum acl_role *);

@@ -270,6 +270,7 @@ struct verdict {
 	uint32_t	 hresult;	/* error frame for a denial */
 	const char	*rule;		/* which rule decided */
 	const char	*reason;
+	int		 answer_ok;	/* denied, the router answers OK */
 };
 
 /* The engine's event loop and lists; the daemon fills and runs them. */

@@ -182,6 +182,7 @@ verdict_of(const struct acl_decision *d, struct verdict *v)
 	v->hresult = d->hresult;
 	v->rule = d->rule;
 	v->reason = d->reason;
+	v->answer_ok = d->answer_ok;
 }
 
 /* Decide on the first message of the session's tool, and audit it. */

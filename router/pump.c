@@ -311,9 +311,15 @@ pump_write(struct conn *c)
 		resume = conn_is_open(src) && src->reading && !src->eof;
 	}
 	if (evbuffer_get_length(c->out) == 0) {
-		if (s->state == S_DENY && !c->shut)
+		if (s->state == S_DENY && !c->shut) {
 			end_sending(c);
-		else
+			/* A tool that ended its side already: nothing is due. */
+			if (c->eof && !c->shut_pending) {
+				session_close(s, s->deny_reason != NULL ?
+				    s->deny_reason : "denied");
+				return (-1);
+			}
+		} else
 			maybe_shutdown(c);
 	}
 	conn_update(c);

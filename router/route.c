@@ -547,7 +547,8 @@ route_describe(struct route *r)
 	}
 	for (side = 0; side < 2; side++) {
 		if (r->endpoint[side].transport->howto != NULL)
-			r->endpoint[side].transport->howto(&r->endpoint[side]);
+			r->endpoint[side].transport->howto(&r->endpoint[side],
+			    &r->endpoint[OTHER_SIDE(side)]);
 	}
 }
 

@@ -86,6 +86,9 @@ static int	 dial_attempt(struct session *, struct conn *);
 static int	 take_runtime(struct session *);
 static int	 classify(struct session *, struct conn *);
 static int	 warm_command(struct session *, struct conn *, size_t);
+static int	 fail_tool(struct session *, uint32_t, const char *);
+static int	 answer_tool(struct session *, const uint8_t [24],
+		    const char *);
 static int	 router_command(struct session *, struct conn *,
 		    const uint8_t *, size_t);
 static int	 linked_command(struct session *);
@@ -254,8 +257,20 @@ end_reason(struct session *s)
 static int
 deny(struct session *s, uint32_t hresult, const char *reason)
 {
-	struct conn	*tool = tool_conn(s), *rt = runtime_conn(s);
 	uint8_t		 frame[24];
+
+	ipc_error_frame(frame, hresult);
+	return (answer_tool(s, frame, reason));
+}
+
+/*
+ * Answer the tool's command with frame (24 bytes: an error frame, or the
+ * OK the router gives itself), send nothing to the runtime side, and end.
+ */
+static int
+answer_tool(struct session *s, const uint8_t frame[24], const char *reason)
+{
+	struct conn	*tool = tool_conn(s), *rt = runtime_conn(s);
 
 	conn_close(rt);
 	evbuffer_drain(rt->out, evbuffer_get_length(rt->out));
@@ -266,8 +281,7 @@ deny(struct session *s, uint32_t hresult, const char *reason)
 	 * have its advertise yet, and a TLS write may wait to be retried
 	 * with the same bytes.
 	 */
-	ipc_error_frame(frame, hresult);
-	if (evbuffer_add(tool->out, frame, sizeof(frame)) == -1) {
+	if (evbuffer_add(tool->out, frame, 24) == -1) {
 		session_close(s, "out of memory");
 		return (-1);
 	}
@@ -302,6 +316,7 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	struct verdict	 v;
 	const uint8_t	*data;
 	const char	*why;
+	uint8_t		 ok[24];
 
 	ipc_command_label(g->header.set, g->header.id, s->command,
 	    sizeof(s->command));
@@ -316,6 +331,11 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	s->judged = 1;
 	s->allowed = v.allow;
 	keep_rule(s, v.rule);
+	if (!v.allow && v.answer_ok) {
+		/* Nothing goes on; the tool is told OK (judge.c says why). */
+		ipc_ok_frame(ok);
+		return (answer_tool(s, ok, v.reason));
+	}
 	if (!v.allow) {
 		/* The audit line said it all; the end line goes to debug. */
 		s->quiet = 1;
@@ -1006,8 +1026,28 @@ session_conn_failed(struct conn *c, const char *what)
 	else
 		snprintf(reason, sizeof(reason), "%s to %s failed: %s", what,
 		    c->io.endpoint->name, conn_error(c));
+	/* A tool waiting on the runtime side: tell it, not EOF. */
+	if (s->state == S_DIAL && c->side != s->tool_side)
+		return (fail_tool(s, strcmp(what, "handshake") == 0 &&
+		    c->io.transport->tls ? HRESULT_TLS_FAILED :
+		    c->io.error == ETIMEDOUT ? HRESULT_CONN_TIMEOUT :
+		    HRESULT_CONN_REFUSED, reason));
 	session_close(s, reason);
 	return (-1);
+}
+
+/*
+ * The runtime side of a tool's judged command cannot be had: the tool
+ * gets an error frame with the HRESULT that says why (and, through a
+ * router in front of it, that router's log says it too), not an EOF.
+ */
+static int
+fail_tool(struct session *s, uint32_t hresult, const char *reason)
+{
+	keep_reason(s, "%s; the tool got error 0x%08" PRIx32, reason,
+	    hresult);
+	s->asked = s->awaiting_answer = 0;
+	return (deny(s, hresult, end_reason(s)));
 }
 
 /*
@@ -1062,6 +1102,33 @@ dial_attempt(struct session *s, struct conn *c)
 		return (0);
 	default:
 		return (session_conn_failed(c, "connect"));
+	}
+}
+
+/*
+ * Why a tool waited for a runtime in vain: none came to the endpoint its
+ * runtimes dial, and, when a runtime is parked on the tool's own side
+ * (tool and runtime given the same listener), where it is.
+ */
+static void
+wait_reason(struct session *s, char *buf, size_t len)
+{
+	struct route	*r = s->route;
+	struct runtime	*rt;
+	size_t		 n;
+
+	snprintf(buf, len, "no runtime connection on %s within %.1fs",
+	    r->endpoint[OTHER_SIDE(s->tool_side)].name,
+	    settings.backend_wait_ms / 1000.0);
+	TAILQ_FOREACH(rt, &r->runtimes, entry) {
+		if (rt->side != s->tool_side || rt->parked.io.fd == -1)
+			continue;
+		n = strlen(buf);
+		snprintf(buf + n, len - n, "; runtime pid %" PRIu64 " is "
+		    "parked on %s, the tool's own side: a tool meets the "
+		    "runtimes of the other endpoint", rt->advertise.pid,
+		    r->endpoint[s->tool_side].name);
+		return;
 	}
 }
 
@@ -1129,11 +1196,19 @@ session_timeout(evutil_socket_t fd, short what, void *arg)
 			    settings.connect_timeout_ms / 1000.0,
 			    c->io.error ? ": " : "",
 			    c->io.error ? conn_error(c) : "");
+		if (s->state == S_DIAL && c->side != s->tool_side) {
+			s->timed_out = 1;
+			(void)fail_tool(s, c->handshaking &&
+			    c->io.transport->tls ? HRESULT_TLS_FAILED :
+			    HRESULT_CONN_TIMEOUT, reason);
+			return;
+		}
 		break;
 	case S_WAIT_RUNTIME:
-		snprintf(reason, sizeof(reason), "no runtime connection "
-		    "within %.1fs", settings.backend_wait_ms / 1000.0);
-		break;
+		wait_reason(s, reason, sizeof(reason));
+		s->timed_out = 1;
+		(void)fail_tool(s, HRESULT_TIMEOUT, reason);
+		return;
 	case S_AWAIT_COMMAND:
 		if (s->command_begun)
 			snprintf(reason, sizeof(reason), "incomplete command "

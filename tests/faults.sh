@@ -132,7 +132,7 @@ for how in kill rst; do
 	    'ProcessInfo waits for a runtime') -gt $w ]"
 	hit w $how
 	if [ $how = kill ]; then
-		want='end="no runtime connection within 3\.0s"'
+		want='end="no runtime connection on [^ ]* within 3\.0s; the tool got error 0x800705b4"'
 	else
 		want='end="tool reset the connection"'
 	fi
@@ -358,7 +358,7 @@ for how in kill rst; do
 	wait_for 10 syn_sent
 	hit t $how
 	if [ $how = kill ]; then
-		want="end=\"connect to tcp:127\\.0\\.0\\.1:$SP timed out after 2\\.0s\""
+		want="end=\"connect to tcp:127\\.0\\.0\\.1:$SP timed out after 2\\.0s; the tool got error 0x8007274c\""
 	else
 		want='end="tool reset the connection"'
 	fi

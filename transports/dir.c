@@ -57,7 +57,8 @@ static int	 dir_parse(struct endpoint *, const char *, char *, size_t);
 static void	 dir_clear(struct endpoint *);
 static void	 dir_set_name(struct endpoint *);
 static void	 dir_auto_role(struct endpoint *);
-static void	 dir_howto(const struct endpoint *);
+static void	 dir_howto(const struct endpoint *,
+		    const struct endpoint *);
 static int	 dir_runtime_port(const struct endpoint *);
 static int	 dir_prepare(struct endpoint *, char *, size_t);
 static int	 dir_listen(struct endpoint *, char *, size_t);
@@ -149,7 +150,7 @@ dir_auto_role(struct endpoint *ep)
 }
 
 static void
-dir_howto(const struct endpoint *ep)
+dir_howto(const struct endpoint *ep, const struct endpoint *other)
 {
 	if (ep->role == ROLE_LISTEN) {
 		log_info("  each runtime of the other endpoint appears in %s "

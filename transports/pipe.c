@@ -128,7 +128,8 @@ static int	 pipe_parse(struct endpoint *, const char *, char *, size_t);
 static void	 pipe_clear(struct endpoint *);
 static void	 pipe_set_name(struct endpoint *);
 static void	 pipe_auto_role(struct endpoint *);
-static void	 pipe_howto(const struct endpoint *);
+static void	 pipe_howto(const struct endpoint *,
+		    const struct endpoint *);
 static int	 pipe_runtime_port(const struct endpoint *);
 static int	 pipe_listen(struct endpoint *, char *, size_t);
 static int	 pipe_accept_start(struct endpoint *, void (*)(int, void *),
@@ -649,18 +650,29 @@ pipe_auto_role(struct endpoint *ep)
 
 /* Log the settings a runtime or a tool needs to use the endpoint. */
 static void
-pipe_howto(const struct endpoint *ep)
+pipe_howto(const struct endpoint *ep, const struct endpoint *other)
 {
 	const char		*name = PIPE_EP(ep)->path + strlen(PIPE_PREFIX);
 	struct default_name	 dn;
+	int			 runtimes, tools;
 
-	if (ep->role == ROLE_LISTEN) {
+	transport_serves(ep, other, &runtimes, &tools);
+	if (runtimes)
 		log_info("  runtime on this host: "
 		    "DOTNET_DiagnosticPorts=%s,nosuspend (or ,suspend to wait "
-		    "for a tool at start-up)", name);
+		    "for a tool at start-up)%s%s", name,
+		    other->role == ROLE_LISTEN ? "; its tools come through " :
+		    "", other->role == ROLE_LISTEN ? other->name : "");
+	if (tools && other->role == ROLE_LISTEN)
+		log_info("  tool on this host, for a runtime that dials %s: "
+		    "dotnet-trace collect --diagnostic-port %s,connect",
+		    other->name, name);
+	else if (tools)
 		log_info("  tool on this host: dotnet-trace collect "
 		    "--diagnostic-port %s,connect", name);
-	} else if (ipc_default_pipe_parse(name, 0, &dn))
+	if (ep->role == ROLE_LISTEN)
+		return;
+	if (ipc_default_pipe_parse(name, 0, &dn))
 		log_info("  %s is the default diagnostic port of process %ld",
 		    name, dn.pid);
 	else

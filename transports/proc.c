@@ -57,7 +57,8 @@ static int	 proc_check(const struct endpoint *, char *, size_t);
 static void	 proc_clear(struct endpoint *);
 static void	 proc_set_name(struct endpoint *);
 static void	 proc_auto_role(struct endpoint *);
-static void	 proc_howto(const struct endpoint *);
+static void	 proc_howto(const struct endpoint *,
+		    const struct endpoint *);
 static int	 proc_runtime_port(const struct endpoint *);
 static int	 proc_listen(struct endpoint *, char *, size_t);
 static int	 proc_dial(struct endpoint *, int *);
@@ -138,7 +139,7 @@ proc_auto_role(struct endpoint *ep)
 }
 
 static void
-proc_howto(const struct endpoint *ep)
+proc_howto(const struct endpoint *ep, const struct endpoint *other)
 {
 	(void)ep;
 	log_info("  a runtime in any container of this host is found by its "

@@ -33,7 +33,8 @@
 static int	 tcp_parse(struct endpoint *, const char *, char *, size_t);
 static void	 tcp_clear(struct endpoint *);
 static enum exposure tcp_exposure(const struct endpoint *);
-static void	 tcp_howto(const struct endpoint *);
+static void	 tcp_howto(const struct endpoint *,
+		    const struct endpoint *);
 static void	 tcp_msbuild(const char *, const char *);
 
 static const char *const tcp_prefixes[] = { "tcp:", NULL };
@@ -263,19 +264,27 @@ tcp_msbuild(const char *addr, const char *mode)
 
 /* Log the settings a runtime or a tool needs to use the endpoint. */
 static void
-tcp_howto(const struct endpoint *ep)
+tcp_howto(const struct endpoint *ep, const struct endpoint *other)
 {
 	const char	*addr = ep->name + 4;	/* past "tcp:" */
+	int		 runtimes, tools;
 
-	if (ep->role == ROLE_LISTEN) {
+	transport_serves(ep, other, &runtimes, &tools);
+	if (tools && tcp_loopback(ep))
+		log_info("  tools on this host: dsroute uds:/tmp/dsroute.sock "
+		    "tcp:%s,connect, then dotnet-trace collect "
+		    "--diagnostic-port /tmp/dsroute.sock,connect", addr);
+	else if (tools)
 		log_info("  tools on another host: dsroute "
 		    "uds:/tmp/dsroute.sock tcp:THIS-HOST:%s,connect, then "
 		    "dotnet-trace collect --diagnostic-port "
 		    "/tmp/dsroute.sock,connect", strrchr(addr, ':') + 1);
+	if (runtimes) {
 		log_info("  a mobile runtime: "
 		    "DOTNET_DiagnosticPorts=%s,connect", addr);
 		tcp_msbuild(addr, "connect");
-	} else {
+	}
+	if (ep->role != ROLE_LISTEN) {
 		log_info("  a runtime listening on TCP "
 		    "(DOTNET_DiagnosticPorts=%s,listen on a mobile device), or "
 		    "another dsroute listening there", addr);

@@ -63,7 +63,8 @@ static void	 tls_release(struct endpoint *);
 static void	*tls_reload(struct endpoint *, char *, size_t);
 static void	 tls_reload_commit(struct endpoint *, void *);
 static void	 tls_describe(const struct endpoint *, char *, size_t);
-static void	 tls_howto(const struct endpoint *);
+static void	 tls_howto(const struct endpoint *,
+		    const struct endpoint *);
 static ssize_t	 tls_read(struct stream *, void *, size_t);
 static ssize_t	 tls_write(struct stream *, const void *, size_t);
 static ssize_t	 tls_write_buffer(struct stream *, struct evbuffer *);
@@ -243,9 +244,15 @@ tls_describe(const struct endpoint *ep, char *buf, size_t len)
 
 /* Log the settings a tool on another host needs to use the endpoint. */
 static void
-tls_howto(const struct endpoint *ep)
+tls_howto(const struct endpoint *ep, const struct endpoint *other)
 {
-	if (ep->role == ROLE_LISTEN)
+	int	 runtimes, tools;
+
+	transport_serves(ep, other, &runtimes, &tools);
+	if (ep->role == ROLE_LISTEN && !tools)
+		log_info("  a runtime or a router dialling over TLS, with a "
+		    "certificate this listener's ca= signed");
+	else if (ep->role == ROLE_LISTEN)
 		log_info("  tools on another host: dsroute "
 		    "uds:/tmp/dsroute.sock tls:THIS-HOST:%s,connect,ca=CA,"
 		    "cert=CERT,key=KEY, then dotnet-trace collect "

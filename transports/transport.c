@@ -182,3 +182,21 @@ stream_error(const struct stream *st)
 		return (strerror(st->error));
 	return ("failed");
 }
+
+/*
+ * Who comes to the listener ep, given the route's other endpoint: the
+ * runtimes that dial it (when the other listens for their tools, or
+ * reaches a tool that listens), and the tools (when the other listens
+ * for their runtimes, or reaches a runtime or a router).  In both
+ * listening, a tool here meets a runtime there, and the reverse.
+ */
+void
+transport_serves(const struct endpoint *ep, const struct endpoint *other,
+    int *runtimes, int *tools)
+{
+	*runtimes = *tools = 0;
+	if (ep->role != ROLE_LISTEN)
+		return;
+	*runtimes = other->role == ROLE_LISTEN || other->peer == PEER_TOOL;
+	*tools = other->role == ROLE_LISTEN || other->peer != PEER_TOOL;
+}

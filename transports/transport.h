@@ -146,8 +146,10 @@ struct transport {
 	 * SIGHUP reload makes that state anew (NULL and a reason on
 	 * failure), to be committed by reload_commit or thrown away by
 	 * reload_free.  describe adds to the start-up line, howto logs how
-	 * a runtime or a tool uses the endpoint.  runtime_port says whether
-	 * it names a runtime's default diagnostic port, file_owner who owns
+	 * a runtime or a tool uses the endpoint, given the route's other
+	 * one (transport_serves() says which come to a listener).
+	 * runtime_port says whether it names a runtime's default diagnostic
+	 * port, file_owner who owns
 	 * its socket file, granted_ids the owner= and group= it gives one.
 	 *
 	 * parse, clear, set_name, auto_role and every socket and stream
@@ -168,7 +170,7 @@ struct transport {
 	void	 (*reload_commit)(struct endpoint *, void *);
 	void	 (*reload_free)(void *);
 	void	 (*describe)(const struct endpoint *, char *, size_t);
-	void	 (*howto)(const struct endpoint *);
+	void	 (*howto)(const struct endpoint *, const struct endpoint *);
 	int	 (*runtime_port)(const struct endpoint *);
 	int	 (*file_owner)(const struct endpoint *, uid_t *);
 	void	 (*granted_ids)(const struct endpoint *, struct endpoint_ids *);
@@ -267,6 +269,8 @@ void		 transport_close(const struct transport *, int);
 int		 transport_option_elsewhere(const char *);
 int		 endpoint_set_string(char **, const char *, char *, size_t);
 const char	*stream_error(const struct stream *);
+void		 transport_serves(const struct endpoint *,
+		    const struct endpoint *, int *, int *);
 void		 transport_prefixes(char *, size_t);
 
 /*

@@ -44,7 +44,8 @@ static void	 uds_clear(struct endpoint *);
 static void	 uds_set_name(struct endpoint *);
 static void	 uds_auto_role(struct endpoint *);
 static void	 uds_describe(const struct endpoint *, char *, size_t);
-static void	 uds_howto(const struct endpoint *);
+static void	 uds_howto(const struct endpoint *,
+		    const struct endpoint *);
 static int	 uds_runtime_port(const struct endpoint *);
 static int	 uds_file_owner(const struct endpoint *, uid_t *);
 static void	 uds_granted_ids(const struct endpoint *,
@@ -199,18 +200,29 @@ uds_describe(const struct endpoint *ep, char *buf, size_t len)
 
 /* Log the settings a runtime or a tool needs to use the endpoint. */
 static void
-uds_howto(const struct endpoint *ep)
+uds_howto(const struct endpoint *ep, const struct endpoint *other)
 {
 	const char		*path = UDS(ep)->path;
 	struct default_name	 dn;
+	int			 runtimes, tools;
 
-	if (ep->role == ROLE_LISTEN) {
+	transport_serves(ep, other, &runtimes, &tools);
+	if (runtimes)
 		log_info("  runtime on this host: "
 		    "DOTNET_DiagnosticPorts=%s,nosuspend (or ,suspend to wait "
-		    "for a tool at start-up)", path);
+		    "for a tool at start-up)%s%s", path,
+		    other->role == ROLE_LISTEN ? "; its tools come through " :
+		    "", other->role == ROLE_LISTEN ? other->name : "");
+	if (tools && other->role == ROLE_LISTEN)
+		log_info("  tool on this host, for a runtime that dials %s: "
+		    "dotnet-trace collect --diagnostic-port %s,connect",
+		    other->name, path);
+	else if (tools)
 		log_info("  tool on this host: dotnet-trace collect "
 		    "--diagnostic-port %s,connect", path);
-	} else if (ipc_default_socket_parse(path, 0, &dn))
+	if (ep->role == ROLE_LISTEN)
+		return;
+	if (ipc_default_socket_parse(path, 0, &dn))
 		log_info("  %s is the default diagnostic port of process %ld",
 		    path, dn.pid);
 	else

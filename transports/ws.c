@@ -137,7 +137,8 @@ static void	*ws_reload(struct endpoint *, char *, size_t);
 static void	 ws_reload_commit(struct endpoint *, void *);
 static void	 ws_reload_free(void *);
 static void	 ws_describe(const struct endpoint *, char *, size_t);
-static void	 ws_howto(const struct endpoint *);
+static void	 ws_howto(const struct endpoint *,
+		    const struct endpoint *);
 static int	 ws_setup(struct stream *, int);
 static int	 ws_handshake(struct stream *);
 static ssize_t	 ws_read(struct stream *, void *, size_t);
@@ -409,7 +410,7 @@ ws_describe(const struct endpoint *ep, char *buf, size_t len)
 }
 
 static void
-ws_howto(const struct endpoint *ep)
+ws_howto(const struct endpoint *ep, const struct endpoint *other)
 {
 	const char	*addr = strchr(ep->name, ':') + 1;
 

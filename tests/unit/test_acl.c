@@ -151,7 +151,7 @@ truth_table(const struct acl_policy *p, const struct acl_peer *peer,
     enum acl_role role, const char *what)
 {
 	struct acl_decision	 d;
-	int			 cmd, want, bad = 0;
+	int			 cmd, want, ok_answer, bad = 0;
 	uint32_t		 hr;
 
 	for (cmd = 0; cmd <= 0xffff; cmd++) {
@@ -159,9 +159,12 @@ truth_table(const struct acl_policy *p, const struct acl_peer *peer,
 			continue;	/* ipc_classify refuses these first */
 		decide_cmd(p, peer, cmd, &d);
 		want = expected_allow(role, cmd);
-		hr = !IN(known, cmd) ? HRESULT_UNKNOWN_COMMAND :
+		/* observe: ResumeRuntime answered OK, sent on to nobody. */
+		ok_answer = role == ACL_OBSERVE && cmd == 0x0401;
+		hr = !IN(known, cmd) ? HRESULT_UNKNOWN_COMMAND : ok_answer ? 0 :
 		    HRESULT_ACCESS_DENIED;
 		if (d.allow != want || (!want && d.hresult != hr) ||
+		    d.answer_ok != ok_answer ||
 		    d.rule == NULL || d.reason == NULL) {
 			if (bad++ == 0)
 				printf("# %s: 0x%04x allow=%d want %d "
@@ -936,9 +939,12 @@ test_random(void)
 		if (d.rule == NULL || d.reason == NULL || d.role_from == NULL ||
 		    (d.allow && ipc_command_name(set, id) == NULL) ||
 		    (d.allow && IN(no_payload, set << 8 | id) && plen != 0) ||
-		    (!d.allow && d.hresult != HRESULT_ACCESS_DENIED &&
+		    (!d.allow && !d.answer_ok &&
+		    d.hresult != HRESULT_ACCESS_DENIED &&
 		    d.hresult != HRESULT_BAD_ENCODING &&
-		    d.hresult != HRESULT_UNKNOWN_COMMAND))
+		    d.hresult != HRESULT_UNKNOWN_COMMAND) ||
+		    (d.answer_ok && (d.allow || d.hresult != 0 ||
+		    set != IPC_SET_PROCESS || id != 0x01)))
 			bad++;
 		allowed += d.allow;
 		free(m);
