@@ -324,11 +324,18 @@ cli_frontend(int argc, char *argv[])
 			fprintf(stderr, "%s\n", err);
 			exit(1);
 		}
+		TAILQ_FOREACH(r, &routes, entry) {
+			if (route_preflight(r, err, sizeof(err)) == -1) {
+				fprintf(stderr, "%s\n", err);
+				exit(1);
+			}
+		}
 		while ((r = TAILQ_FIRST(&routes)) != NULL) {
 			TAILQ_REMOVE(&routes, r, entry);
 			route_free(r);
 		}
-		printf("configuration OK\n");
+		printf("configuration OK (not checked: that ports are free, "
+		    "and that peers and runtimes answer)\n");
 		exit(0);
 	}
 	log_set_level(settings.log_level);

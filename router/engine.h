@@ -283,6 +283,7 @@ extern int		 draining;
 struct route	*route_new(const char *, const char *, const char *, char *,
 		    size_t);
 int		 route_start(struct route *, char *, size_t);
+int		 route_preflight(struct route *, char *, size_t);
 void		 route_describe(struct route *);
 void		 route_stop_listening(struct route *);
 void		 route_free(struct route *);

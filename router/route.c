@@ -430,6 +430,55 @@ route_reload_check(struct route_list *fresh, char *err, size_t len)
 	return (0);
 }
 
+/* The mode, named after the two roles, local first. */
+static void
+decide_mode(struct route *r)
+{
+	if (r->endpoint[SIDE_LOCAL].role == ROLE_CONNECT)
+		r->mode = r->endpoint[SIDE_REMOTE].role == ROLE_CONNECT ?
+		    MODE_CLIENT_CLIENT : MODE_CLIENT_SERVER;
+	else
+		r->mode = r->endpoint[SIDE_REMOTE].role == ROLE_CONNECT ?
+		    MODE_SERVER_CLIENT : MODE_SERVER_SERVER;
+}
+
+/*
+ * dsroute -n: start each endpoint as route_start() would, short of
+ * listening or dialling (names looked up, roles decided, exposure judged,
+ * TLS files loaded and their keys matched), check the dump directory and
+ * what listening will need, then let go of it all.  Return -1 with a
+ * line in err.
+ */
+int
+route_preflight(struct route *r, char *err, size_t len)
+{
+	struct endpoint	*ep;
+	char		 why[256];
+	int		 side, rv = 0;
+
+	for (side = 0; side < 2 && rv == 0; side++) {
+		ep = &r->endpoint[side];
+		if (endpoint_start(ep, NULL, exposed, err, len) == -1 ||
+		    dump_dir_safe(ep, NULL, err, len) == -1)
+			rv = -1;
+		else if (ep->transport->preflight != NULL &&
+		    ep->transport->preflight(ep, why, sizeof(why)) == -1) {
+			snprintf(err, len, "%s: %s", ep->name, why);
+			rv = -1;
+		}
+	}
+	for (side = 0; side < 2; side++) {
+		ep = &r->endpoint[side];
+		if (ep->transport->release != NULL)
+			ep->transport->release(ep);
+	}
+	if (rv == 0) {
+		decide_mode(r);
+		rv = decide_peers(r, err, len);
+	}
+	return (rv);
+}
+
 /*
  * Resolve the endpoints, decide their roles, refuse unsafe listeners and
  * start listening.  On error, return -1 with a one-line reason in err.
@@ -451,12 +500,7 @@ route_start(struct route *r, char *err, size_t len)
 		    dump_dir_safe(&r->endpoint[side], NULL, err, len) == -1)
 			return (-1);
 	}
-	if (r->endpoint[SIDE_LOCAL].role == ROLE_CONNECT)
-		r->mode = r->endpoint[SIDE_REMOTE].role == ROLE_CONNECT ?
-		    MODE_CLIENT_CLIENT : MODE_CLIENT_SERVER;
-	else
-		r->mode = r->endpoint[SIDE_REMOTE].role == ROLE_CONNECT ?
-		    MODE_SERVER_CLIENT : MODE_SERVER_SERVER;
+	decide_mode(r);
 	if (decide_peers(r, err, len) == -1)
 		return (-1);
 

@@ -31,7 +31,7 @@ checked() {
 chmod 0755 "$T"
 good "$T/good.conf"
 is "a file only its owner may write: OK" \
-    "$("$DSROUTE" -n -f "$T/good.conf" 2>&1)" "configuration OK"
+    "$("$DSROUTE" -n -f "$T/good.conf" 2>&1)" "configuration OK (not checked: that ports are free, and that peers and runtimes answer)"
 
 # --- what is not a file -------------------------------------------------
 
@@ -81,7 +81,7 @@ checked "in a directory others may write, not sticky: refused" \
     "$T/open/x.conf: directory $T/open is writable by others \\(mode 777\\): whoever can write it could replace the file; chmod go-w it"
 chmod 1777 "$T/open"
 is "in a sticky directory others may write: OK" \
-    "$("$DSROUTE" -n -f "$T/open/x.conf" 2>&1)" "configuration OK"
+    "$("$DSROUTE" -n -f "$T/open/x.conf" 2>&1)" "configuration OK (not checked: that ports are free, and that peers and runtimes answer)"
 ln -s "$T/open/x.conf" "$T/via-open.conf"
 chmod 0777 "$T/open"
 checked "a symbolic link into such a directory: refused" "$T/via-open.conf" \
@@ -109,7 +109,7 @@ if [ "$(id -u)" -eq 0 ] && getent passwd nobody >/dev/null; then
 		    mount -o remount,bind,ro '$T/ro' &&
 		    '$DSROUTE' -n -f '$T/ro/x.conf'" >"$T/n.out" 2>&1
 		is "a read-only mount, as a Kubernetes ConfigMap is: nobody changes it, OK" \
-		    "$(cat "$T/n.out")" "configuration OK"
+		    "$(cat "$T/n.out")" "configuration OK (not checked: that ports are free, and that peers and runtimes answer)"
 	else
 		skip "a read-only mount" "no mount namespace"
 	fi

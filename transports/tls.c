@@ -16,10 +16,12 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 
@@ -468,10 +470,37 @@ tls_conn_teardown(struct stream *c)
 }
 
 /* Build the context of a TLS endpoint whose role is decided. */
+/*
+ * Each file of cert=, key= and ca= can be read: say which cannot, and
+ * why, in errno's words (the TLS libraries say "system lib" or "-0x3E00").
+ */
+static int
+tls_files_readable(const struct endpoint *ep, char *err, size_t len)
+{
+	const struct tls_endpoint	*t = TLS(ep);
+	const char			*name[] = { "cert", "key", "ca" };
+	const char			*path[] = { t->cert, t->key, t->ca };
+	size_t				 i;
+	int				 fd;
+
+	for (i = 0; i < sizeof(path) / sizeof(path[0]); i++) {
+		if (path[i] == NULL)
+			continue;
+		if ((fd = open(path[i], O_RDONLY | O_CLOEXEC)) == -1) {
+			snprintf(err, len, "%s=%s: %s", name[i], path[i],
+			    strerror(errno));
+			return (-1);
+		}
+		close(fd);
+	}
+	return (0);
+}
+
 static int
 tls_prepare(struct endpoint *ep, char *err, size_t len)
 {
-	if ((TLS(ep)->ctx = tls_context_new(ep, err, len)) == NULL)
+	if (tls_files_readable(ep, err, len) == -1 ||
+	    (TLS(ep)->ctx = tls_context_new(ep, err, len)) == NULL)
 		return (-1);
 	return (0);
 }
@@ -489,7 +518,9 @@ tls_release(struct endpoint *ep)
 static void *
 tls_reload(struct endpoint *ep, char *err, size_t len)
 {
-	return (TLS(ep)->ctx != NULL ? tls_context_new(ep, err, len) : NULL);
+	if (TLS(ep)->ctx == NULL || tls_files_readable(ep, err, len) == -1)
+		return (NULL);
+	return (tls_context_new(ep, err, len));
 }
 
 /* Put a reloaded context in use; sessions in flight keep theirs. */

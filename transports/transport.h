@@ -176,6 +176,11 @@ struct transport {
 	void	 (*granted_ids)(const struct endpoint *, struct endpoint_ids *);
 	/* Whether peers' identities are verified (verify= is not none). */
 	int	 (*verifies_peers)(const struct endpoint *);
+	/*
+	 * dsroute -n, after prepare: what listen will need that can be
+	 * checked without listening (a socket file's directory).
+	 */
+	int	 (*preflight)(const struct endpoint *, char *, size_t);
 
 	/*
 	 * Sockets.  listen returns a listening, non-blocking descriptor or

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@ static void	 uds_clear(struct endpoint *);
 static void	 uds_set_name(struct endpoint *);
 static void	 uds_auto_role(struct endpoint *);
 static void	 uds_describe(const struct endpoint *, char *, size_t);
+static int	 uds_preflight(const struct endpoint *, char *, size_t);
 static void	 uds_howto(const struct endpoint *,
 		    const struct endpoint *);
 static int	 uds_runtime_port(const struct endpoint *);
@@ -73,6 +75,7 @@ const struct transport transport_uds = {
 	.auto_role = uds_auto_role,
 	.describe = uds_describe,
 	.howto = uds_howto,
+	.preflight = uds_preflight,
 	.runtime_port = uds_runtime_port,
 	.file_owner = uds_file_owner,
 	.granted_ids = uds_granted_ids,
@@ -261,6 +264,25 @@ uds_granted_ids(const struct endpoint *ep, struct endpoint_ids *ids)
 	ids->uid = u->file.uid;
 	ids->have_gid = u->group != NULL && u->file.made;
 	ids->gid = u->file.gid;
+}
+
+/* -n: a listener's socket file could be made in its directory now. */
+static int
+uds_preflight(const struct endpoint *ep, char *err, size_t len)
+{
+	char	 dir[PATH_MAX];
+	char	*slash;
+
+	if (ep->role != ROLE_LISTEN)
+		return (0);
+	snprintf(dir, sizeof(dir), "%s", UDS(ep)->path);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	return (sockfile_dir_check(dir, err, len));
 }
 
 /*
