@@ -33,8 +33,10 @@ test_packages="$build_packages libmbedtls-dev openssl mandoc socat procps psmisc
     python3-prometheus-client python3-websockets systemd man-db debootstrap
     chromium wine64 wine"
 # glibc static with mbed TLS: these ship the .a files; OpenSSL static would
-# make a binary of 5 MiB, mbed TLS one of 1.8 MiB.
-static_packages="gcc make autoconf automake pkg-config libevent-dev
+# make a binary of 5 MiB, mbed TLS one of 1.8 MiB.  libc6-dev is only
+# gcc's recommendation, which apt leaves out here: a bare Debian (the
+# image's build stage) has no libc.a without it.
+static_packages="gcc libc6-dev make autoconf automake pkg-config libevent-dev
     libinih-dev libmbedtls-dev"
 
 # Install whichever of the named packages are missing.
