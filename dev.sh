@@ -375,7 +375,21 @@ test)
 		echo "dev.sh: failures; logs under build/test/tests"
 	fi
 	grep -E '^(FAIL|ERROR|XPASS|SKIP):' build/test/check.out || true
-	# proc: looks at every process: its scenarios run alone.
+	# The image, for tests/containers.sh in the run below; where no
+	# engine can run, it is skipped, as that test is.
+	mkdir -p build/image
+	irc=0
+	image_build || irc=$?
+	case $irc in
+	0)	printf ':test-result: PASS\n' >build/image/build.trs
+		DSROUTE_IMAGE=$ib/image/dsroute-$iv.tar
+		export DSROUTE_IMAGE ;;
+	2)	printf ':test-result: SKIP\n' >build/image/build.trs ;;
+	*)	printf ':test-result: FAIL\n' >build/image/build.trs
+		status=1 ;;
+	esac
+	# proc: looks at every process: its scenarios run alone (and the
+	# containers, one of which is a node agent).
 	if ! make -s -C build/test check-host >build/test/host.out 2>&1; then
 		status=1
 		echo "dev.sh: proc: failures; logs under build/test/tests"
