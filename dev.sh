@@ -15,6 +15,10 @@
 #			cross-build dsroute.exe (x86_64, static, mbed TLS) and
 #			the Windows test fakes with mingw-w64; the path of
 #			dsroute.exe is the last line printed
+#	./dev.sh image	build the Dockerfile into dsroute:VERSION with a
+#			container engine (a private dockerd where none runs)
+#			and save it; the path of the saved image is the last
+#			line printed
 #
 # Each installs the Debian packages it needs that are missing (with sudo
 # when not root) and builds out of tree, under build/.
@@ -25,17 +29,21 @@ top=$(pwd)
 
 build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev
     libinih-dev"
-# debootstrap: the chroot tests/wasm/build.sh builds the browser app in;
-# chromium: a real browser runs it (tests/interop-wasm.sh), and pages dial
-# the router (tests/ws-browser.sh).
+# debootstrap: the chroot tests/wasm/build.sh builds the browser app in,
+# and the image's Debian base; chromium: a real browser runs it
+# (tests/interop-wasm.sh), and pages dial the router (tests/ws-browser.sh);
+# docker.io and busybox-static: the image built and run, with the init
+# containers' busybox (tests/containers.sh).
 test_packages="$build_packages libmbedtls-dev openssl mandoc socat procps psmisc
     util-linux valgrind iproute2 file nodejs python3
     build-essential debhelper dpkg-dev lintian fakeroot git curl
     python3-prometheus-client python3-websockets systemd man-db debootstrap
-    chromium wine64 wine"
+    chromium wine64 wine docker.io busybox-static"
 # glibc static with mbed TLS: these ship the .a files; OpenSSL static would
-# make a binary of 5 MiB, mbed TLS one of 1.8 MiB.
-static_packages="gcc make autoconf automake pkg-config libevent-dev
+# make a binary of 5 MiB, mbed TLS one of 1.8 MiB.  libc6-dev is only
+# gcc's recommendation, which apt leaves out here: a bare Debian (the
+# image's build stage) has no libc.a without it.
+static_packages="gcc libc6-dev make autoconf automake pkg-config libevent-dev
     libinih-dev libmbedtls-dev"
 
 # Install whichever of the named packages are missing.
@@ -228,6 +236,52 @@ windows_build() {
 	fi
 }
 
+# The image (README.md, "The image"): the Dockerfile as it is, built by
+# the engine that runs here or by a private dockerd in build/docker
+# (contrib/docker/engine.sh), with no network: its base, the debian:SUITE
+# of its FROM line, is made with debootstrap where no registry serves it,
+# with the packages ./dev.sh static installs already in it.  Saved as
+# build/image/dsroute-VERSION.tar; DSROUTE_BUILD_DIR puts build/
+# elsewhere (tests/containers.sh builds into its build tree).  Quiet
+# unless it fails; the output is build/image.out.  Returns 2 where no
+# engine can run.
+image_build() {
+	install_missing docker.io debootstrap
+	ib=${DSROUTE_BUILD_DIR:-$top/build}
+	iv=$(sed -n 's/^AC_INIT(\[dsroute\], \[\([^]]*\)\].*/\1/p' configure.ac)
+	[ "$(id -u)" -eq 0 ] || ENGINE_SUDO=sudo
+	. "$top/contrib/docker/engine.sh"
+	mkdir -p "$ib/image"
+	if ! engine_up "$ib/docker"; then
+		echo "dev.sh: no container engine: $why" >&2
+		return 2
+	fi
+	irc=0
+	if ! image_steps >"$ib/image.out" 2>&1; then
+		cat "$ib/image.out" >&2
+		echo "dev.sh: the image build failed" >&2
+		irc=1
+	fi
+	engine_down
+	return $irc
+}
+
+# The steps of image_build, on the engine it started.
+image_steps() {
+	for base in $(sed -n 's/^FROM[[:space:]]\{1,\}\([^[:space:]]*\).*/\1/p' \
+	    Dockerfile | sort -u); do
+		[ "$base" = scratch ] && continue
+		engine_base "$base" $static_packages || { echo "$why"; return 1; }
+	done
+	DOCKER_BUILDKIT=0 $DOCKER build --network none -t "dsroute:$iv" . &&
+	    $DOCKER save -o "$ib/image/dsroute-$iv.tar.new" "dsroute:$iv" &&
+	    chmod 0644 "$ib/image/dsroute-$iv.tar.new" &&
+	    mv "$ib/image/dsroute-$iv.tar.new" "$ib/image/dsroute-$iv.tar" &&
+	    $DOCKER run --rm --network none "dsroute:$iv" --version || return 1
+	# The images of earlier builds, in a private engine only.
+	[ "$ENGINE_STARTED" -eq 0 ] || $DOCKER image prune -f >/dev/null
+}
+
 # npm, for the tests that parse the Dockerfile and validate deploy/: the
 # machine's Node.js may bundle it; Debian's nodejs does not.
 install_npm() {
@@ -295,6 +349,11 @@ windows)
 	windows_build || exit 1
 	echo "$top/build/windows/dsroute.exe"
 	;;
+image)
+	image_build || exit 1
+	echo "dev.sh: dsroute:$iv runs: $(tail -n 1 "$ib/image.out")"
+	echo "$ib/image/dsroute-$iv.tar"
+	;;
 test)
 	install_missing $test_packages
 	install_npm
@@ -317,7 +376,21 @@ test)
 		echo "dev.sh: failures; logs under build/test/tests"
 	fi
 	grep -E '^(FAIL|ERROR|XPASS|SKIP):' build/test/check.out || true
-	# proc: looks at every process: its scenarios run alone.
+	# The image, for tests/containers.sh in the run below; where no
+	# engine can run, it is skipped, as that test is.
+	mkdir -p build/image
+	irc=0
+	image_build || irc=$?
+	case $irc in
+	0)	printf ':test-result: PASS\n' >build/image/build.trs
+		DSROUTE_IMAGE=$ib/image/dsroute-$iv.tar
+		export DSROUTE_IMAGE ;;
+	2)	printf ':test-result: SKIP\n' >build/image/build.trs ;;
+	*)	printf ':test-result: FAIL\n' >build/image/build.trs
+		status=1 ;;
+	esac
+	# proc: looks at every process: its scenarios run alone (and the
+	# containers, one of which is a node agent).
 	if ! make -s -C build/test check-host >build/test/host.out 2>&1; then
 		status=1
 		echo "dev.sh: proc: failures; logs under build/test/tests"
@@ -372,7 +445,7 @@ test)
 	;;
 *)
 	echo "usage: ./dev.sh run | ./dev.sh test | ./dev.sh static |" \
-	    "./dev.sh windows" >&2
+	    "./dev.sh windows | ./dev.sh image" >&2
 	exit 2
 	;;
 esac

@@ -5,8 +5,8 @@
 # registry), has the shape README.md promises: a Debian build stage that
 # runs exactly ./dev.sh static, a final stage FROM scratch with no RUN,
 # the binary alone, a numeric non-root USER, exec-form ENTRYPOINT and CMD,
-# EXPOSE and the OCI labels.  No image is built here: this machine has no
-# container engine.  A broken Dockerfile must fail the same checks.
+# EXPOSE and the OCI labels.  No image is built here (tests/containers.sh
+# builds and runs it).  A broken Dockerfile must fail the same checks.
 
 . "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/npm.sh"

@@ -32,13 +32,7 @@ unshare --pid --fork --mount-proc --mount true 2>/dev/null ||
 interop_setup
 dotnet_tool dotnet-trace || skip_all "dotnet-trace: $why"
 path_trace=$tool_path
-for t in counters gcdump dump stack; do
-	if dotnet_tool "dotnet-$t"; then
-		eval "path_$t=\$tool_path"
-	else
-		eval "why_$t=\$why"
-	fi
-done
+tools_or_why counters gcdump dump stack
 
 # unshare ignores SIGTERM while it waits: the namespaces' pid 1 get
 # SIGKILL, and every process in them goes with it.
@@ -50,13 +44,6 @@ W=$T/w
 WD=$T/wd
 WM=$T/wm
 mkdir -m 0700 "$W" "$WD" "$WM" "$T/dumps"
-
-# have TOOL: the tool installed; else say why its checks are skipped.
-have() {
-	[ -n "$(eval echo \${path_$1:-})" ] && return 0
-	skip "dotnet-$1" "$(eval echo \$why_$1)"
-	return 1
-}
 
 # The workstation: pid 1 of its namespace only waits; routers and tools
 # are put in with nsenter.  $NS is its pid 1, seen from here.
@@ -112,20 +99,6 @@ ps_line() {
 # ps_gone DIR NAME: dotnet-trace ps with TMPDIR=DIR has no NAME.
 ps_gone() {
 	ws_tool ps "$1" trace ps && ! grep -Eq "^ *[0-9]+ +$2 " "$T/ps.out"
-}
-
-# trace_pid FILE: the pid a nettrace file's header names, the process its
-# events come from (the Trace object: after "Nettrace", the serializer's
-# header, SYSTEMTIME, two 8-byte clocks and the pointer size).
-trace_pid() {
-	[ "$(head -c 8 "$1")" = Nettrace ] &&
-	    od -An -tu4 -j89 -N4 "$1" | tr -d ' '
-}
-
-# modules FILE: the app's assemblies a trace's rundown names (UTF-16).
-modules() {
-	tr -d '\0' <"$1" | grep -ao '/[A-Za-z.]*\.dll' |
-	    grep -E '/(dsapp|Orders\.Api)\.dll' | sort -u | tr '\n' ' '
 }
 
 # start_rt NAME PROGRAM: a real app on the node; it dials the node's two
@@ -197,7 +170,7 @@ like "... it holds the app's Dsroute-Test events" "$(cat "$T/dpn.out")" \
 
 # dotnet-counters: --duration is a TimeSpan, dd:hh:mm:ss ("3" is three
 # days, with or without a router).
-if have counters; then
+if have_tool counters; then
 	check "dotnet-counters collect -p $SA, csv, 3 s" ws_tool dc "$W" \
 	    counters collect -p "$SA" --format csv \
 	    --duration 00:00:00:03 -o "$T/dc.csv"
@@ -207,7 +180,7 @@ if have counters; then
 fi
 
 # dotnet-gcdump: the heap of the app asked for.
-if have gcdump; then
+if have_tool gcdump; then
 	check "dotnet-gcdump collect -p $SB" ws_tool dg "$W" gcdump collect \
 	    -p "$SB" -o "$T/dg.gcdump"
 	check "... dotnet-gcdump report reads it" ws_tool dgr "$W" gcdump \
@@ -219,7 +192,7 @@ fi
 
 # dotnet-dump: the node's default ACL refuses; a node granting dump=
 # writes it, on its side.
-if have dump; then
+if have_tool dump; then
 	if ws_tool dd "$W" dump collect -p "$SA" --type Mini \
 	    -o "$T/dumps/refused.core"; then
 		fail "dotnet-dump collect -p is refused by the node's default ACL" \
@@ -250,7 +223,7 @@ if have dump; then
 fi
 
 # dotnet-stack: the managed stacks of the app asked for.
-if have stack; then
+if have_tool stack; then
 	check "dotnet-stack report -p $SA" ws_tool ds "$W" stack report -p "$SA"
 	like "... prints dsapp's Main" "$(cat "$T/ds.out")" \
 	    "dsapp!DsApp\.Program\.Main\("

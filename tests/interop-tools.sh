@@ -26,16 +26,6 @@ interop_setup
 
 PROVIDERS=Microsoft-Windows-DotNETRuntime:0x1:4,Dsroute-Test:0xffffffff:5
 
-# run_tool NAME TOOL ARGS...: run a tool, installed below; output in
-# $T/NAME.out.  Its own runtime opens no diagnostic port.
-run_tool() {
-	_name=$1
-	_tool=$2
-	shift 2
-	DOTNET_EnableDiagnostics=0 timeout 120 "$(eval echo \$path_$_tool)" \
-	    "$@" </dev/null >"$T/$_name.out" 2>&1
-}
-
 # counters_alone NAME ARGS...: dotnet-counters collect the app's ticks
 # for 2 s into $T/NAME.csv; false while the runtime still runs an earlier
 # metrics session (the tool exits 0 then, and says so).
@@ -86,9 +76,7 @@ if have trace; then
 	    --duration 00:00:00:03 -o "$T/dt.nettrace"
 	check "dotnet-trace says the trace completed" \
 	    has_line "$T/dt.out" '^Trace completed\.'
-	check "dsclient parses it" client dp parse "$T/dt.nettrace"
-	like "it holds Dsroute-Test and GC events" "$(cat "$T/dp.out")" \
-	    "dsroute-test=[1-9][0-9]* gc=[1-9]"
+	judge_trace "dotnet-trace" "$T/dt.nettrace"
 	for r in rt tl; do
 		wait_for 30 logged $r 'command=StopTracing '
 	done
@@ -105,12 +93,7 @@ if have counters; then
 	    counters collect --diagnostic-port "$PORT" \
 	    --counters System.Runtime,Dsroute.Test --format csv \
 	    --duration 00:00:00:03 -o "$T/dc.csv"
-	like "System.Runtime's counters are in its file" \
-	    "$(cut -d, -f2,3 "$T/dc.csv")" \
-	    "^System\.Runtime,dotnet\.gc\.heap\.total_allocated "
-	like "and the app's Meter, Dsroute.Test, with its ticks" \
-	    "$(cut -d, -f2,3,5 "$T/dc.csv")" \
-	    "^Dsroute\.Test,dsapp\.ticks [^,]*,[1-9]"
+	judge_counters "dotnet-counters" "$T/dc.csv"
 else
 	skip "dotnet-counters through two routers" "no dotnet-counters"
 fi
@@ -119,10 +102,7 @@ fi
 if have gcdump; then
 	check "dotnet-gcdump collect through two routers" run_tool dg gcdump \
 	    collect --diagnostic-port "$PORT" -o "$T/dg.gcdump"
-	check "dotnet-gcdump report reads it" run_tool dgr gcdump report \
-	    "$T/dg.gcdump"
-	like "the report names the app's 64 DsApp.Retained objects" \
-	    "$(cat "$T/dgr.out")" "[0-9] +64 +DsApp\.Retained +\[dsapp\.dll\]"
+	judge_gcdump "dotnet-gcdump" "$T/dg.gcdump" dsapp.dll
 	# gcdump tries CollectTracing6 (for .NET 11's block buffering)
 	# first; a runtime that does not know it says so, and it falls back.
 	if wait_for 10 logged tl \

@@ -4,6 +4,12 @@
 # Build the dsroute interop helpers: the target app (dsapp) and the client (dsclient).
 #
 #   tests/interop/build.sh OUTDIR
+#   tests/interop/build.sh --self-contained OUTDIR
+#
+# The second form publishes only dsapp and Orders.Api, self-contained for
+# linux-x64 (the runtime pack comes from the NuGet feed), into OUTDIR/app
+# and OUTDIR/orders: an app for a container that has no .NET installed
+# (tests/containers.sh).
 #
 # Produces OUTDIR/app/dsapp and OUTDIR/client/dsclient (framework-dependent, net10.0),
 # and OUTDIR/orders/Orders.Api: dsapp again under another assembly name, so that a
@@ -15,8 +21,13 @@
 # No build servers are left running. Safe to run repeatedly.
 set -eu
 
+selfcontained=0
+if [ "${1:-}" = --self-contained ]; then
+	selfcontained=1
+	shift
+fi
 if [ $# -ne 1 ] || [ -z "$1" ]; then
-	echo "usage: $0 OUTDIR" >&2
+	echo "usage: $0 [--self-contained] OUTDIR" >&2
 	exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,6 +53,31 @@ build() { # build NAME PROJECT [extra msbuild args...]
 		"-p:MSBuildProjectExtensionsPath=$out/obj/$name/" \
 		"$@"
 }
+
+# publish NAME PROJECT [extra msbuild args...]: self-contained, linux-x64.
+publish() {
+	name=$1 proj=$2
+	shift 2
+	echo "build.sh: publishing $name (self-contained, linux-x64) -> $out/$name"
+	dotnet publish "$proj" -c Release -r linux-x64 --self-contained \
+		-o "$out/$name" \
+		--disable-build-servers -nodeReuse:false -nologo -v:quiet -clp:NoSummary \
+		"-p:BaseIntermediateOutputPath=$out/obj/$name/" \
+		"-p:MSBuildProjectExtensionsPath=$out/obj/$name/" \
+		"$@"
+}
+
+if [ $selfcontained -eq 1 ]; then
+	publish app "$here/app/dsapp.csproj"
+	publish orders "$here/app/dsapp.csproj" -p:AssemblyName=Orders.Api
+	for f in "$out/app/dsapp" "$out/orders/Orders.Api" \
+	    "$out/app/libcoreclr.so"; do
+		[ -x "$f" ] || [ -f "$f" ] ||
+		    { echo "$0: $f was not produced" >&2; exit 1; }
+	done
+	echo "build.sh: ok: $out/app/dsapp $out/orders/Orders.Api (self-contained)"
+	exit 0
+fi
 
 build app "$here/app/dsapp.csproj"
 build orders "$here/app/dsapp.csproj" -p:AssemblyName=Orders.Api

@@ -132,6 +132,89 @@ collect_trace() {
 	    --duration 00:00:00:03 -o "$2" </dev/null >"$T/dt.out" 2>&1
 }
 
+# tools_or_why TOOL...: install each dotnet-TOOL (dotnet_tool), its path
+# in $path_TOOL, or why it is not there in $why_TOOL.
+tools_or_why() {
+	for _t; do
+		if dotnet_tool "dotnet-$_t"; then
+			eval "path_$_t=\$tool_path"
+		else
+			eval "why_$_t=\$why"
+		fi
+	done
+}
+
+# have_tool TOOL: dotnet-TOOL is installed; else say why its checks are
+# skipped.
+have_tool() {
+	[ -n "$(eval echo \${path_$1:-})" ] && return 0
+	skip "dotnet-$1" "$(eval echo \$why_$1)"
+	return 1
+}
+
+# run_tool NAME TOOL ARGS...: run the real dotnet-TOOL ($path_TOOL, set
+# from dotnet_tool's $tool_path); output in $T/NAME.out.  Its own
+# runtime opens no diagnostic port.
+run_tool() {
+	_name=$1
+	_tool=$2
+	shift 2
+	DOTNET_EnableDiagnostics=0 timeout 120 "$(eval echo \$path_$_tool)" \
+	    "$@" </dev/null >"$T/$_name.out" 2>&1
+}
+
+# The tools judged on what they made (tests/interop-tools.sh and
+# tests/containers.sh):
+#
+# judge_trace DESC FILE: dsclient parses dotnet-trace's FILE, which holds
+# the app's Dsroute-Test events and GCs ($PROVIDERS has both).
+judge_trace() {
+	if client jt parse "$2"; then
+		like "$1: the trace holds Dsroute-Test and GC events" \
+		    "$(cat "$T/jt.out")" "dsroute-test=[1-9][0-9]* gc=[1-9]"
+	else
+		fail "$1: dsclient parses the trace" "$(cat "$T/jt.err")"
+	fi
+}
+
+# judge_counters DESC CSV: dotnet-counters' CSV (--counters
+# System.Runtime,Dsroute.Test) names System.Runtime's counters and the
+# app's Meter with its ticks.
+judge_counters() {
+	like "$1: System.Runtime's counters are in its file" \
+	    "$(cut -d, -f2,3 "$2" 2>&1)" \
+	    "^System\.Runtime,dotnet\.gc\.heap\.total_allocated "
+	like "$1: and the app's Meter, Dsroute.Test, with its ticks" \
+	    "$(cut -d, -f2,3,5 "$2" 2>&1)" "^Dsroute\.Test,dsapp\.ticks [^,]*,[1-9]"
+}
+
+# judge_gcdump DESC FILE ASSEMBLY: dotnet-gcdump report reads FILE and
+# names the app's 64 DsApp.Retained, of ASSEMBLY (dsapp.dll).
+judge_gcdump() {
+	_asm=$(echo "${3:-dsapp.dll}" | sed 's/\./\\./g')
+	if run_tool jg gcdump report "$2"; then
+		like "$1: the report names the app's 64 DsApp.Retained" \
+		    "$(cat "$T/jg.out")" \
+		    "[0-9] +64 +DsApp\.Retained +\[$_asm\]"
+	else
+		fail "$1: dotnet-gcdump report reads it" "$(cat "$T/jg.out")"
+	fi
+}
+
+# trace_pid FILE: the pid a nettrace file's header names, the process its
+# events come from (the Trace object: after "Nettrace", the serializer's
+# header, SYSTEMTIME, two 8-byte clocks and the pointer size).
+trace_pid() {
+	[ "$(head -c 8 "$1")" = Nettrace ] &&
+	    od -An -tu4 -j89 -N4 "$1" | tr -d ' '
+}
+
+# modules FILE: the app's assemblies a trace's rundown names (UTF-16).
+modules() {
+	tr -d '\0' <"$1" | grep -ao '/[A-Za-z.]*\.dll' |
+	    grep -E '/(dsapp|Orders\.Api)\.dll' | sort -u | tr '\n' ' '
+}
+
 # logged NAME EREGEX [N]: router NAME logged N (1) lines that match.  A
 # session's line comes once both its ends have closed, a moment after the
 # tool has exited: wait for it with wait_for.
