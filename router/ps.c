@@ -413,7 +413,12 @@ ps_remote(const char *spec)
 		router.transport->release(&router);
 	endpoint_clear(&router);
 
-	print_runtimes(runtimes, n);
+	if (n == 0 && !json)
+		fprintf(stderr, "dsroute ps: %s knows no runtime: none has "
+		    "dialled it, and it finds none with dir: or proc:\n",
+		    spec);
+	else
+		print_runtimes(runtimes, n);
 	free(runtimes);
 	return (0);
 }
@@ -627,7 +632,15 @@ ps_local(const char *dir)
 		free(files[i]);
 	free(files);
 
-	print_standins(rows, nrows);
+	if (nrows == 0 && !json)
+		fprintf(stderr, "dsroute ps: no runtime is mirrored in %s: "
+		    "no mirror runs there, or it has none yet.  A mirror is a "
+		    "router with a dir:,listen endpoint, such as dsroute "
+		    "dir:,listen tcp:HOST:PORT,connect,peer=router (dsroute(1), "
+		    "MIRROR); or ask a router itself: dsroute ps "
+		    "tcp:HOST:PORT\n", dir);
+	else
+		print_standins(rows, nrows);
 	free(rows);
 	return (0);
 }
