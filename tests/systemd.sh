@@ -397,6 +397,8 @@ else
 		is "systemd-analyze security --offline rates the service as the README says" \
 		    "$(sed -n 's/.*Overall exposure level for dsroute@app.service: \([0-9.]*\) \([A-Z]*\).*/\1 \2/p' \
 		    "$T/security.out")" "$want"
+		check "README.md gives the same rating" grep -q \
+		    "(${want% *}, \"${want#* }\")" "$top_srcdir/README.md"
 	else
 		skip "systemd-analyze security --offline" \
 		    "$(tail -n 1 "$T/security.out")"
