@@ -34,12 +34,13 @@ top=$(pwd)
 build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev
     libinih-dev"
 # debootstrap: the chroot tests/wasm/build.sh builds the browser app in;
-# chromium: a real browser runs it (tests/interop-wasm.sh).
+# chromium: a real browser runs it (tests/interop-wasm.sh).  busybox: the
+# init containers' commands of deploy/ run again (tests/deploy.sh).
 test_packages="$build_packages libmbedtls-dev openssl mandoc socat procps psmisc
     util-linux valgrind iproute2 file nodejs python3
     build-essential debhelper dpkg-dev lintian fakeroot git curl
     python3-prometheus-client python3-websockets systemd man-db debootstrap
-    chromium wine64 wine"
+    chromium wine64 wine busybox"
 # glibc static with mbed TLS: these ship the .a files; OpenSSL static would
 # make a binary of 5 MiB, mbed TLS one of 1.8 MiB.
 static_packages="gcc make autoconf automake pkg-config libevent-dev
