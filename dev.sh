@@ -3,7 +3,12 @@
 #
 # The two set-up commands of README.md, for a fresh Debian or Ubuntu machine:
 #
-#	./dev.sh run	build dsroute and start it on sensible defaults
+#	./dev.sh run [ARGS]
+#			build dsroute and run it with ARGS, dsroute's own
+#			arguments (./dev.sh run --help); with none, or only
+#			options (./dev.sh run -v debug), on the default
+#			endpoints uds:/tmp/dsroute/app.sock and
+#			tcp:127.0.0.1:9000.  The binary is build/run/dsroute.
 #	./dev.sh test	build it with every check on and run the whole test suite,
 #			then build it with mbed TLS and run the TLS tests again,
 #			then the main scenarios under valgrind, the fuzzers,
@@ -22,6 +27,9 @@
 #
 # Each installs the Debian packages it needs that are missing (with sudo
 # when not root) and builds out of tree, under build/.
+#
+# DEV_DRY_RUN=1 ./dev.sh run ARGS prints the command it would run and
+# neither installs nor builds (tests/readme.sh checks the arguments so).
 
 set -eu
 cd "$(dirname "$0")"
@@ -33,7 +41,7 @@ build_packages="gcc make autoconf automake pkg-config libevent-dev libssl-dev
 # and the image's Debian base; chromium: a real browser runs it
 # (tests/interop-wasm.sh), and pages dial the router (tests/ws-browser.sh);
 # docker.io and busybox-static: the image built and run, with the init
-# containers' busybox (tests/containers.sh).
+# containers' busybox, which tests/deploy.sh runs the init commands with.
 test_packages="$build_packages libmbedtls-dev openssl mandoc socat procps psmisc
     util-linux valgrind iproute2 file nodejs python3
     build-essential debhelper dpkg-dev lintian fakeroot git curl
@@ -329,14 +337,38 @@ summarize() {
 	    }'
 }
 
+# Do dsroute's arguments say what to route or do: an endpoint (each has a
+# colon), a file, a dotnet-dsrouter command, ps, or --help or --version?
+names_routes() {
+	for a in "$@"; do
+		case $a in
+		*:*|-f|-f?*|--config|--config=*|-h|--help|-V|--version|ps|\
+		client-*|server-*|android|android-emu|ios|ios-sim) return 0 ;;
+		esac
+	done
+	return 1
+}
+
 case "${1:-}" in
 run)
+	shift
+	defaults=""
+	if ! names_routes "$@"; then
+		defaults=yes
+		set -- "$@" uds:/tmp/dsroute/app.sock tcp:127.0.0.1:9000
+	fi
+	if [ -n "${DEV_DRY_RUN:-}" ]; then
+		echo "build/run/dsroute $*"
+		exit 0
+	fi
 	install_missing $build_packages
 	build run
-	mkdir -p /tmp/dsroute
-	chmod 0700 /tmp/dsroute
-	echo "dev.sh: starting build/run/dsroute; stop it with Ctrl-C"
-	exec build/run/dsroute uds:/tmp/dsroute/app.sock tcp:127.0.0.1:9000
+	if [ -n "$defaults" ]; then
+		mkdir -p /tmp/dsroute
+		chmod 0700 /tmp/dsroute
+	fi
+	echo "dev.sh: running build/run/dsroute $*; stop it with Ctrl-C" >&2
+	exec build/run/dsroute "$@"
 	;;
 static)
 	install_missing $static_packages
@@ -444,8 +476,8 @@ test)
 	exit $status
 	;;
 *)
-	echo "usage: ./dev.sh run | ./dev.sh test | ./dev.sh static |" \
-	    "./dev.sh windows | ./dev.sh image" >&2
+	echo "usage: ./dev.sh run [dsroute arguments] | ./dev.sh test |" \
+	    "./dev.sh static | ./dev.sh windows | ./dev.sh image" >&2
 	exit 2
 	;;
 esac

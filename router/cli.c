@@ -51,7 +51,8 @@ usage(int status)
 	    "usage: dsroute [options] LOCAL REMOTE\n"
 	    "       dsroute [options] -f FILE\n"
 	    "       dsroute client-server|server-server|server-client|"
-	    "client-client [options]\n"
+	    "client-client|\n"
+	    "               server-websocket|client-websocket [options]\n"
 	    "       dsroute android|android-emu|ios|ios-sim [options]\n"
 	    "              (dotnet-dsrouter's command line: dsroute android "
 	    "-h)\n"
@@ -59,22 +60,44 @@ usage(int status)
 	    "              (the runtimes a router or the local mirror knows: "
 	    "dsroute ps -h)\n"
 	    "\n"
-	    "endpoints:\n"
-	    "  uds:PATH[,listen|,connect][,mode=0600][,owner=U][,group=G]\n"
-	    "  tcp:HOST:PORT[,listen|,connect]      [v6]:PORT, *:PORT, "
-	    "PORT 0 = any\n"
-	    "  access control on either: ,policy=ROLE ,allow=CMD ,deny=CMD "
-	    ",ROLE=PEER\n"
-	    "  listeners: ,advertise=PEER|any|none  who may offer itself as "
-	    "a runtime\n"
-	    "  connect endpoints: ,peer=runtime|tool  what listens there "
-	    "(runtime)\n"
-	    "  tls:HOST:PORT,listen,cert=F,key=F,ca=F[,verify=required|"
-	    "optional|none]\n"
-	    "      [,allow-cn=CN][,allow-san=dns:|uri:|ip:NAME]"
-	    "[,allow-fp=SHA256]\n"
+	    "endpoints, TRANSPORT:ADDRESS[,option]...; ,listen or ,connect "
+	    "sets the role:\n"
+	    "  uds:PATH[,mode=0600][,owner=U][,group=G]  a Unix socket\n"
+	    "  dir:[DIR]             the runtimes whose default sockets are "
+	    "in DIR ($TMPDIR)\n"
+	    "  dir:[DIR],listen      the mirror: the other side's runtimes, "
+	    "as local ones\n"
+	    "  proc:                 the runtimes of every process of this "
+	    "host\n"
+	    "  pipe:NAME             a Windows named pipe\n"
+	    "  tcp:HOST:PORT         [v6]:PORT, *:PORT, PORT 0 = any\n"
+	    "  tls:HOST:PORT,cert=F,key=F,ca=F[,verify=required|optional|"
+	    "none]\n"
 	    "  tls:HOST:PORT,connect[,ca=F][,cert=F,key=F][,sni=NAME]"
 	    "[,verify=required|none]\n"
+	    "  ws:HOST:PORT[/PATH][,origin=URL], wss:... with the tls: "
+	    "options  WebSocket\n"
+	    "  connect endpoints: ,peer=runtime|tool|router  what listens "
+	    "there (runtime)\n"
+	    "\n"
+	    "access control, on either endpoint (dsroute(1), ACCESS "
+	    "CONTROL):\n"
+	    "  ,policy=ROLE          the others' role: none, observe, "
+	    "operate, dump or full\n"
+	    "                        (default: full for this uid and "
+	    "root, remote: operate)\n"
+	    "  ,ROLE=PEER            a role for uid:U gid:G addr:CIDR cn: "
+	    "dns: uri: sha256:\n"
+	    "  ,allow=CMD ,deny=CMD  add or take a command: ResumeRuntime, "
+	    "GenerateCoreDump*\n"
+	    "  ,dump-dir=DIR ,max-buffer-mb=N  where dumps go, how big a "
+	    "trace's buffer\n"
+	    "  ,app=PATTERN ,cmdline=PATTERN ,found=advertise|dir|proc|link  "
+	    "which runtimes\n"
+	    "  listeners: ,advertise=PEER|any|none  who may offer itself as "
+	    "a runtime\n"
+	    "  tls: ,allow-cn=CN ,allow-san=dns:|uri:|ip:|email:NAME "
+	    ",allow-fp=SHA256\n"
 	    "\n"
 	    "options:\n"
 	    "  -f, --config FILE           run the routes of FILE "
@@ -89,6 +112,25 @@ usage(int status)
 	    "\n"
 	    "See dsroute(1).\n");
 	exit(status);
+}
+
+/*
+ * A command line that is wrong as a whole: say why (unless getopt has),
+ * and how it goes, in a few lines rather than the whole of --help.
+ */
+static void __dead
+usage_error(const char *why)
+{
+	if (why != NULL)
+		fprintf(stderr, "dsroute: %s\n", why);
+	fprintf(stderr,
+	    "usage: dsroute [options] LOCAL REMOTE, or dsroute [options] -f "
+	    "FILE,\n"
+	    "       such as dsroute uds:/tmp/dsroute/app.sock "
+	    "tcp:127.0.0.1:9000\n"
+	    "dsroute --help lists the endpoints and options; dsroute(1) "
+	    "says the rest.\n");
+	exit(1);
 }
 
 /* The getopt table: the settings', then the front end's own options. */
@@ -252,6 +294,22 @@ routes_from_file(int check)
 	config_free(&cfg);
 }
 
+/* Why argc endpoints are not two: what was given, and what is missing. */
+static const char *
+endpoint_count(int argc, char *argv[], char *buf, size_t len)
+{
+	if (argc == 0)
+		snprintf(buf, len, "give two endpoints, LOCAL and REMOTE, or "
+		    "-f FILE");
+	else if (argc == 1)
+		snprintf(buf, len, "%s is one endpoint; give two, LOCAL and "
+		    "REMOTE", argv[0]);
+	else
+		snprintf(buf, len, "%d arguments; give two endpoints, LOCAL "
+		    "and REMOTE (a third, %s, is one too many)", argc, argv[2]);
+	return (buf);
+}
+
 /*
  * Parse dsroute's own command line into settings and routes; with -n,
  * -h or -V, do that and exit.  Return the front end for the daemon.
@@ -280,10 +338,11 @@ cli_frontend(int argc, char *argv[])
 			check = 1;
 			break;
 		case '?':
-			usage(1);
+			/* getopt has said which option. */
+			usage_error(NULL);
 		default:
 			if ((s = setting_of(ch)) == NULL)
-				usage(1);
+				usage_error(NULL);
 			if (settings_apply(&settings, s, optarg, err,
 			    sizeof(err)) == -1)
 				fatalx("--%s %s: %s", s->name, optarg, err);
@@ -303,12 +362,17 @@ cli_frontend(int argc, char *argv[])
 	argv += optind;
 
 	if (config_path != NULL) {
-		if (argc != 0)
-			usage(1);
+		if (argc != 0) {
+			snprintf(err, sizeof(err), "-f %s takes the routes from "
+			    "the file: %s is one argument too many",
+			    config_path, argv[0]);
+			usage_error(err);
+		}
 		routes_from_file(check);
 	} else {
 		if (argc != 2)
-			usage(1);
+			usage_error(endpoint_count(argc, argv, err,
+			    sizeof(err)));
 		if ((r = route_new("main", argv[0], argv[1], err,
 		    sizeof(err))) == NULL) {
 			if (check) {

@@ -690,6 +690,36 @@ runtime_seen_cb(struct route *r)
 }
 
 /*
+ * -ipcc names a tool that listens for runtimes; a runtime's own port
+ * there would get an advertise.  Refuse it in the words of the command
+ * line typed, and name what does bridge a runtime's port, which no
+ * dotnet-dsrouter command does.
+ */
+static void
+check_ipc_client(void)
+{
+	struct endpoint	 ep;
+	char		 spec[1100], err[512];
+	int		 runtime;
+
+	if (ipc_client == NULL)
+		return;
+	(void)platform_ipc_spec(ipc_client, spec, sizeof(spec));
+	if (endpoint_parse_part(spec, &ep, err, sizeof(err)) == -1)
+		return;		/* make_routes() says why */
+	runtime = ep.transport->runtime_port != NULL &&
+	    ep.transport->runtime_port(&ep);
+	endpoint_clear(&ep);
+	if (runtime)
+		fatalx("%s --ipc-client %s: that is a runtime's own "
+		    "diagnostic port; -ipcc is where a tool listens for "
+		    "runtimes (dotnet-trace collect --diagnostic-port PATH).  "
+		    "To reach this runtime from TCP, run dsroute %s "
+		    "tcp:127.0.0.1:9000 (dotnet-dsrouter has no command for "
+		    "it)", cmd->name, ipc_client, spec);
+}
+
+/*
  * Make the routes: the command's, and with the default IPC path a second
  * one, started first, whose runtime-style socket forwards to it.  Tools
  * resolving -p PID take the newest dotnet-diagnostic-PID-*-socket, or the
@@ -1074,6 +1104,7 @@ dsrouter_frontend(int argc, char *argv[])
 		fatalx("%s needs --tcp-client HOST:PORT: where the application "
 		    "listens (DOTNET_DiagnosticPorts=HOST:PORT,listen)",
 		    cmd->name);
+	check_ipc_client();
 	if (tcp_server == NULL)
 		tcp_server = "127.0.0.1:0";
 	if ((cmd->options & O_WS) && web_socket == NULL) {

@@ -488,7 +488,12 @@ ps_remote(const char *spec)
 		die("%s", ps_why);
 	ps_hangup();
 
-	print_runtimes(runtimes, n);
+	if (n == 0 && !json)
+		fprintf(stderr, "dsroute ps: %s knows no runtime: none has "
+		    "dialled it, and it finds none with dir: or proc:\n",
+		    spec);
+	else
+		print_runtimes(runtimes, n);
 	free(runtimes);
 	runtimes = NULL;
 	return (0);
@@ -745,9 +750,18 @@ ps_local(const char *dir)
 		free(files[i]);
 	free(files);
 
-	deadline = now_ms() + timeout_ms;
-	ask_cmdlines(rows, nrows);
-	print_standins(rows, nrows);
+	if (nrows == 0 && !json)
+		fprintf(stderr, "dsroute ps: no runtime is mirrored in %s: "
+		    "no mirror runs there, or it has none yet.  A mirror is a "
+		    "router with a dir:,listen endpoint, such as dsroute "
+		    "dir:,listen tcp:HOST:PORT,connect,peer=router (dsroute(1), "
+		    "MIRROR); or ask a router itself: dsroute ps "
+		    "tcp:HOST:PORT\n", dir);
+	else {
+		deadline = now_ms() + timeout_ms;
+		ask_cmdlines(rows, nrows);
+		print_standins(rows, nrows);
+	}
 	free(rows);
 	return (0);
 }

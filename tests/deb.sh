@@ -115,6 +115,14 @@ for u in $units; do
 	check "dpkg -L lists the unit $u" \
 	    grep -Eqx "(/usr)?/lib/systemd/system/$u" "$T/files"
 done
+# Where the package put them is where its README.systemd.md says.
+unitdir=$(grep -E '^(/usr)?/lib/systemd/system/dsroute@\.service$' "$T/files" |
+    sed 's|/dsroute@\.service$||')
+readme=$R/usr/share/doc/dsroute/README.systemd.md
+[ -f "$readme" ] || { [ -f "$readme.gz" ] && gzip -dc "$readme.gz" >"$T/rs.md" &&
+    readme=$T/rs.md; }
+check "README.systemd.md names $unitdir/, where the units are" \
+    grep -q "\`$unitdir/\`" "$readme"
 check "the package makes the user the unit runs as" \
     grep -q '^dsroute:x:[0-9]*:[0-9]*:.*:/usr/sbin/nologin$' "$R/etc/passwd"
 # Why not: debian/rules.

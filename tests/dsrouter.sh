@@ -197,6 +197,14 @@ refused "client-server without -ipcc" 'needs --ipc-client' client-server
 refused "client-client without -ipcc" 'needs --ipc-client' client-client \
     -tcpc 127.0.0.1:1
 refused "server-client without -tcpc" 'needs --tcp-client' server-client
+# -ipcc naming a runtime's own socket: said in dotnet-dsrouter's terms,
+# with the command that does bridge a runtime's socket.
+rts=$T/dotnet-diagnostic-4242-17236512-socket
+refused "-ipcc at a runtime's socket: what -ipcc is, what to run instead" \
+    "^crit: client-server --ipc-client $rts: that is a runtime's own diagnostic port; -ipcc is where a tool listens for runtimes \\(dotnet-trace collect --diagnostic-port PATH\\)\\.  To reach this runtime from TCP, run dsroute uds:$rts tcp:127\\.0\\.0\\.1:9000 " \
+    client-server -ipcc "$rts" -tcps 127.0.0.1:0
+refused "-ipcc at a runtime's socket: no word of peer= or advertise" \
+    "^[^=]*$" client-client -ipcc "$rts" -tcpc 127.0.0.1:1
 refused "client-websocket without -ipcc" 'needs --ipc-client' \
     client-websocket -ws ws://127.0.0.1:0/diag
 refused "-ws on a TCP command" 'server-server does not take --web-socket' \

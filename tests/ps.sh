@@ -129,8 +129,13 @@ is "hostile: control bytes and bad UTF-8 shown as '?'" \
 
 lister empty empty tcp
 ps empty "tcp:127.0.0.1:$(addr empty)"
-is "empty: exit 0, the header alone" "$rc:$(cat "$T/empty.ps")" \
-    "0:PID  NAME  FOUND  VERSION  COMMAND LINE"
+is "empty: exit 0, no bare header" "$rc:$(cat "$T/empty.ps")" "0:"
+is "empty: one line says the router knows no runtime" \
+    "$(cat "$T/empty.pserr")" \
+    "dsroute ps: tcp:127.0.0.1:$(addr empty) knows no runtime: none has dialled it, and it finds none with dir: or proc:"
+ps emptyjson --json "tcp:127.0.0.1:$(addr empty)"
+is "empty --json: no line at all" \
+    "$rc:$(cat "$T/emptyjson.ps" "$T/emptyjson.pserr")" "0:"
 
 # Refusals and failures: one line, exit 1, nothing on stdout.
 lister denied denied tcp
@@ -266,6 +271,15 @@ check "dir: alone: the same" cmp -s "$T/dir.ps" "$T/tmpdir2.ps"
 stop worker
 ps gone "dir:$M"
 is "dir: a stand-in that ended is left out" "$(wc -l <"$T/gone.ps")" 3
+
+# No mirror: not a bare header, but what is missing and how to get it.
+mkdir "$T/nomirror"
+TMPDIR=$T/nomirror ps nomirror
+is "no mirror: exit 0, nothing on stdout" "$rc:$(cat "$T/nomirror.ps")" "0:"
+like "no mirror: one line says so, and how to make one or ask a router" \
+    "$(cat "$T/nomirror.pserr")" \
+    "^dsroute ps: no runtime is mirrored in $T/nomirror: no mirror runs there, or it has none yet\\.  A mirror is a router with a dir:,listen endpoint, .* or ask a router itself: dsroute ps tcp:HOST:PORT$"
+is "no mirror: that is one line" "$(wc -l <"$T/nomirror.pserr")" 1
 
 ps_refused "dir: no such directory" "^dsroute ps: $T/nodir: No such file" \
     "dir:$T/nodir"

@@ -28,6 +28,54 @@ refused "plaintext TCP beyond loopback" 'refusing to listen for plaintext' \
     "uds:$T/x.sock" tcp:0.0.0.0:0
 refused "a bad verbosity" 'give none, critical' -v loud \
     "uds:$T/x.sock" tcp:127.0.0.1:0
+refused "a host without a port: says the port is missing" \
+    "'127.0.0.1' has no port: write HOST:PORT, such as 127.0.0.1:9000" \
+    "uds:$T/x.sock" tcp:127.0.0.1
+refused "a name without a port too" "'localhost' has no port" \
+    "uds:$T/x.sock" tls:localhost,connect
+
+# A wrong number of endpoints: the reason first, then a short usage that
+# points to --help, not the whole of it.
+# short_usage DESC EREGEX ARGS...: exit 1, at most 4 lines on stderr, the
+# first matching EREGEX, the last naming --help.
+short_usage() {
+	_desc=$1
+	_want=$2
+	shift 2
+	"$DSROUTE" "$@" >"$T/out" 2>"$T/err"
+	_rc=$?
+	if [ $_rc -eq 1 ] && [ "$(wc -l <"$T/err")" -le 4 ] &&
+	    head -n 1 "$T/err" | grep -Eq -- "$_want" &&
+	    tail -n 1 "$T/err" | grep -q -- '--help' && [ ! -s "$T/out" ]; then
+		pass "$_desc"
+	else
+		fail "$_desc" "status $_rc, $(wc -l <"$T/err") lines: $(cat "$T/err")"
+	fi
+}
+short_usage "one endpoint: the reason and a short usage" \
+    "^dsroute: uds:$T/x.sock is one endpoint; give two, LOCAL and REMOTE$" \
+    "uds:$T/x.sock"
+short_usage "no endpoint: the reason and a short usage" \
+    '^dsroute: give two endpoints, LOCAL and REMOTE, or -f FILE$'
+short_usage "three endpoints: the one too many named" \
+    'a third, tcp:127.0.0.1:2, is one too many' \
+    "uds:$T/x.sock" tcp:127.0.0.1:1 tcp:127.0.0.1:2
+short_usage "-f and an endpoint: the extra argument named" \
+    "^dsroute: -f $T/none.conf takes the routes from the file: uds:$T/x.sock is one argument too many$" \
+    -f "$T/none.conf" "uds:$T/x.sock"
+short_usage "an unknown option: getopt's line, then a short usage" \
+    "unrecognized option '--bogus'" --bogus "uds:$T/x.sock" tcp:127.0.0.1:0
+
+# --help names every transport and the access control options.
+"$DSROUTE" --help >"$T/help" 2>&1
+for w in uds: dir: proc: pipe: tcp: tls: ws: wss: ,peer= ,policy= \
+    ,allow= ,deny= ,ROLE=PEER ,dump-dir= ,app= ,cmdline= ,found= \
+    ,advertise= ,allow-cn= ,allow-san= ,allow-fp= ,origin= ,sni= \
+    ,max-buffer-mb=; do
+	check "--help names $w" grep -q -- "$w" "$T/help"
+done
+is "--help: no line wider than 80 columns in its endpoint part" \
+    "$(sed -n '/^endpoints/,/^options:/p' "$T/help" | awk 'length > 80')" ""
 # Durations: plain decimals only.  A NaN passed every range check once,
 # "configuration OK" included, and then cut every session at once.
 for d in nan NaN inf -inf infinity 1e309 1e3 -0 -1 0x10 0x1p3 +5 ' 5' \

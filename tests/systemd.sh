@@ -97,7 +97,8 @@ else
 
 	# --- The shipped trio: the socket unit's ListenStream= lines and the
 	# example configuration, for instance "app", moved into $T and onto
-	# a free port.  The runtime's connection on uds starts the router.
+	# a free port.  The runtime's connection on uds starts the router,
+	# which binds the tools' port itself: the template has none.
 	P=$(free_port)
 	unit=$top_srcdir/contrib/systemd/dsroute@.socket
 	moved() {
@@ -107,21 +108,23 @@ else
 	listens=$(sed -n 's/^ListenStream=//p' "$unit" | moved)
 	moved "$top_srcdir/contrib/systemd/example.conf" |
 	    sed "s|uid:app|uid:$(id -u)|" >"$T/app.conf"
+	mkdir -m 0755 "$T/app"
 	set --
 	for l in $listens; do
 		set -- "$@" -l "$l"
 	done
-	is "the socket unit has a uds and a tcp ListenStream=" "$listens" \
-	    "$(printf '%s\n' "$T/app.sock" "127.0.0.1:$P")"
-	activate sa2 "$@" --fdname=app:app "$DSROUTE" -f "$T/app.conf"
-	start_fakert rt2 --connect "$T/app.sock"
+	is "the socket unit has one ListenStream=, the runtime's socket" \
+	    "$listens" "$T/app/rt.sock"
+	activate sa2 "$@" --fdname=app "$DSROUTE" -f "$T/app.conf"
+	start_fakert rt2 --connect "$T/app/rt.sock"
 	if wait_for 10 has_line "$T/sa2.err" '^info: ready$'; then
-		pass "example: the router starts with the socket unit's sockets"
+		pass "example: the router starts with the socket unit's socket"
 	else
-		fail "example: the router starts with the socket unit's sockets"
+		fail "example: the router starts with the socket unit's socket"
 	fi
-	is "example: both sockets taken, none bound" \
-	    "$(count_lines "$T/sa2.err" 'from the service manager instead of binding$')" 2
+	is "example: the uds socket taken, the tcp port bound" \
+	    "$(count_lines "$T/sa2.err" 'from the service manager instead of binding$'):$(count_lines "$T/sa2.err" "^info: remote tcp:127.0.0.1:$P: listening")" \
+	    1:1
 	if tool --timeout 20 "tcp:127.0.0.1:$P" processinfo; then
 		is "example: a tool on tcp reaches the runtime that dialled the uds" \
 		    "$(field pid "$T/tool.out")" "$(pid_of rt2)"
@@ -221,6 +224,47 @@ ADB
 	fi
 	stop_dsroute sa7
 	stop rt7
+fi
+
+# --- Two instances of the template: their socket units hold no address
+# in common, or the second would fail to start.
+unit=$top_srcdir/contrib/systemd/dsroute@.socket
+a=$(sed -n 's/^ListenStream=//p' "$unit" | sed 's|%i|app|g' | sort)
+b=$(sed -n 's/^ListenStream=//p' "$unit" | sed 's|%i|web|g' | sort)
+is "two instances of dsroute@.socket share no ListenStream=" \
+    "$(printf '%s\n%s\n' "$a" "$b" | sort | uniq -d)" ""
+
+# --- The example configuration as dsroute@app.service runs it without
+# the socket unit: every path read-only (ProtectSystem=strict) but the
+# service's RuntimeDirectory=, here a private mount namespace in which
+# /run is a read-only tmpfs and /run/dsroute/app a writable one.  Each
+# socket the file listens on must be in that directory.
+rtdir=$(sed -n 's|^RuntimeDirectory=|/run/|p' \
+    "$top_srcdir/contrib/systemd/dsroute@.service" | sed 's|%i|app|')
+is "the service's RuntimeDirectory= for instance app" "$rtdir" /run/dsroute/app
+P=$(free_port)
+sed -e "s|:9000|:$P|g" -e "s|uid:app|uid:$(id -u)|" \
+    "$top_srcdir/contrib/systemd/example.conf" >"$T/ro.conf"
+if unshare -m true 2>/dev/null; then
+	bg ro unshare -m --propagation private sh -c '
+	    mount -t tmpfs -o mode=0755 tmpfs /run &&
+	    mkdir -p -m 0755 "$1" &&
+	    mount -t tmpfs -o mode=0755 tmpfs "$1" &&
+	    mount -o remount,ro,bind /run &&
+	    ! touch /run/dsroute/probe 2>/dev/null &&
+	    exec "$2" -f "$3"' sh "$rtdir" "$DSROUTE" "$T/ro.conf"
+	if wait_for 10 has_line "$T/ro.err" '^info: ready$'; then
+		pass "example, no socket unit: dsroute binds its sockets on a read-only /run"
+	else
+		fail "example, no socket unit: dsroute binds its sockets on a read-only /run" \
+		    "$(cat "$T/ro.err")"
+	fi
+	check "example, no socket unit: the runtime's socket is in $rtdir" \
+	    has_line "$T/ro.err" "^info: local uds:$rtdir/rt\.sock: listening"
+	stop_dsroute ro
+else
+	skip "example, no socket unit, on a read-only /run" \
+	    "no private mount namespace (unshare -m)"
 fi
 
 # --- sd_notify.  notified NAME ADDRESS [PATH]: a datagram socket at
@@ -338,11 +382,26 @@ else
 	cp "$top_srcdir/contrib/systemd/dsroute@.socket" "$T/units/"
 	if MANPATH=$T/man systemd-analyze verify \
 	    "$T/units/dsroute@app.service" "$T/units/dsroute@app.socket" \
+	    "$T/units/dsroute@web.service" "$T/units/dsroute@web.socket" \
 	    >"$T/verify.out" 2>&1 && [ ! -s "$T/verify.out" ]; then
-		pass "systemd-analyze verify passes on both units, silently"
+		pass "systemd-analyze verify passes on both units, two instances, silently"
 	else
-		fail "systemd-analyze verify passes on both units, silently" \
+		fail "systemd-analyze verify passes on both units, two instances, silently" \
 		    "$(cat "$T/verify.out")"
+	fi
+	# The rating contrib/systemd/README.md gives, offline (systemd 250+).
+	want=$(sed -n 's/.*`systemd-analyze security` rates it \([0-9.]*\), "\([A-Z]*\)".*/\1 \2/p' \
+	    "$top_srcdir/contrib/systemd/README.md")
+	if systemd-analyze security --offline=true \
+	    "$T/units/dsroute@app.service" >"$T/security.out" 2>&1; then
+		is "systemd-analyze security --offline rates the service as the README says" \
+		    "$(sed -n 's/.*Overall exposure level for dsroute@app.service: \([0-9.]*\) \([A-Z]*\).*/\1 \2/p' \
+		    "$T/security.out")" "$want"
+		check "README.md gives the same rating" grep -q \
+		    "(${want% *}, \"${want#* }\")" "$top_srcdir/README.md"
+	else
+		skip "systemd-analyze security --offline" \
+		    "$(tail -n 1 "$T/security.out")"
 	fi
 fi
 

@@ -95,6 +95,13 @@ tcp_parse_address(struct tcp_endpoint *t, const char *addr, char *err,
 	} else
 		port = addr;
 
+	/* A bare host, such as tcp:127.0.0.1: say what is missing. */
+	if (host == NULL && port[strcspn(port, ".abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ")] != '\0') {
+		snprintf(err, len, "'%s' has no port: write HOST:PORT, such "
+		    "as %s:9000", port, port);
+		return (-1);
+	}
 	errno = 0;
 	v = strtoul(port, &end, 10);
 	if (*port == '\0' || *end != '\0' || errno != 0 || v > 65535 ||

@@ -222,3 +222,49 @@ for (const o of objects.filter(o => o.doc.kind === "NetworkPolicy")) {
 		    `ports ${JSON.stringify(ports)}, dsroute has ${JSON.stringify([...dsPorts])}`);
 	}
 }
+
+// Each init container that runs to completion (not a sidecar) must
+// succeed when it runs again, as it does when its pod restarts and finds
+// its volumes as it left them.  Its command runs twice with busybox, its
+// mount paths moved under TMPDIR, a directory per volume.
+function busybox() {
+	try {
+		execFileSync("busybox", ["true"], { stdio: "pipe" });
+		return true;
+	} catch (e) {
+		return false;
+	}
+}
+const haveBusybox = busybox();
+for (const pod of pods) {
+	for (const c of pod.spec.initContainers || []) {
+		if (c.restartPolicy === "Always" || !c.command)
+			continue;
+		const what = `${pod.name}: init container ${c.name}: its command succeeds when run again`;
+		if (!haveBusybox) {
+			console.log(`skip: ${what}: no busybox to run it with`);
+			continue;
+		}
+		const root = fs.mkdtempSync(path.join(tmpDir, "init."));
+		const moved = s => {
+			for (const m of c.volumeMounts || []) {
+				const mp = m.mountPath.replace(/\/+$/, "");
+				s = s.split(mp).join(path.join(root, m.name));
+			}
+			return s;
+		};
+		for (const m of c.volumeMounts || [])
+			fs.mkdirSync(path.join(root, m.name), { recursive: true });
+		const argv = [...c.command, ...(c.args || [])].map(a => moved(String(a)));
+		let why = null;
+		for (const run of ["first", "second"]) {
+			try {
+				execFileSync("busybox", argv, { stdio: "pipe" });
+			} catch (e) {
+				why = `the ${run} run: ${String(e.stderr).trim() || e.message}`;
+				break;
+			}
+		}
+		report(what, why);
+	}
+}
