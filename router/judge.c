@@ -107,7 +107,9 @@ audit(struct session *s, const struct conn *c, const struct acl_peer *peer,
 	struct log_rec	 r;
 	char		 cookie[33], name[256];
 
-	if (!log_begin(&r, d->allow ? LL_DEBUG : LL_INFO, "audit"))
+	/* What is let through, or answered OK here, is no alarm. */
+	if (!log_begin(&r, d->allow || d->answer_ok ? LL_DEBUG : LL_INFO,
+	    "audit"))
 		return;
 	conn_peer_name(c, name, sizeof(name));
 	log_words(&r, "audit:");

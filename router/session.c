@@ -333,6 +333,7 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	keep_rule(s, v.rule);
 	if (!v.allow && v.answer_ok) {
 		/* Nothing goes on; the tool is told OK (judge.c says why). */
+		s->quiet = 1;
 		ipc_ok_frame(ok);
 		return (answer_tool(s, ok, v.reason));
 	}

@@ -120,8 +120,8 @@ tool --timeout 10 "$H/tool.sock" raw "$PROCESSINFO"
 reply=$(sed -n 's/^reply //p' "$T/tool.out")
 replied=$(( ${#reply} / 2 ))
 check "ProcessInfo is answered" [ "$replied" -gt 20 ]
-tool --timeout 10 "$H/tool.sock" resume
-like "policy=observe: ResumeRuntime is denied" "$(cat "$T/tool.out")" \
+tool --timeout 10 "$H/tool.sock" env
+like "policy=observe: ProcessEnvironment is denied" "$(cat "$T/tool.out")" \
     '^error 0x80070005$'
 tool --timeout 10 "$H/tool.sock" raw "$(dump_msg /tmp/SECRETMARKER)"
 wait_for 5 has_line "$T/d.err" '"command":"GenerateCoreDump3"'
@@ -164,7 +164,7 @@ is "session.end: the endpoints, hostile paths and all" \
 is "session.end: why it ended" "$(q "$T/d.err" "$r['end']")" \
     "runtime closed"
 
-a='last("audit", command="ResumeRuntime")'
+a='last("audit", command="ProcessEnvironment")'
 is "audit: a refusal at info, deny, with its rule" \
     "$(q "$T/d.err" "typed($a, 'level', 'decision', 'rule', 'role')")" \
     'level=str:"info" decision=str:"deny" rule=str:"role observe"'\
@@ -196,7 +196,7 @@ wait_for 10 has_line "$T/d2.err" '"event":"ready"' ||
 start_fakert rt2 --connect "$H/rt2.sock"
 wait_for 10 has_line "$T/d2.err" '"event":"runtime.advertise"'
 tool --timeout 10 "$H/tool2.sock" raw "$PROCESSINFO"
-tool --timeout 10 "$H/tool2.sock" resume
+tool --timeout 10 "$H/tool2.sock" env
 tool --timeout 10 "$H/tool2.sock" raw 00112233	# not our protocol
 frame=$(sed -n 's/^reply //p' "$T/tool.out")
 wait_for 5 eval "[ \$(count_lines '$T/d2.err' '\"event\":\"session.end\"') \
@@ -207,7 +207,7 @@ is "debug: the allowed command's audit record" \
     "$(q "$T/d2.err" 'typed(last("audit", command="ProcessInfo"), "level",
         "decision")')" 'level=str:"debug" decision=str:"allow"'
 is "debug: the denied session's end record, deny and its rule" \
-    "$(q "$T/d2.err" 'typed(last("session.end", command="ResumeRuntime"),
+    "$(q "$T/d2.err" 'typed(last("session.end", command="ProcessEnvironment"),
         "level", "decision", "rule", "to_runtime")')" \
     'level=str:"debug" decision=str:"deny" rule=str:"role observe"'\
 ' to_runtime=int:0'

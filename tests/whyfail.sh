@@ -25,7 +25,7 @@ like "the socket's hints: its runtimes' tools come through TCP" \
     "runtime on this host: DOTNET_DiagnosticPorts=$T/app.sock,nosuspend .*; its tools come through tcp:127\.0\.0\.1:[0-9]+"
 like "... and the exact second command for a tool on this host" \
     "$(cat "$T/d.err")" \
-    "tools on this host: dsroute uds:/tmp/dsroute.sock tcp:127\.0\.0\.1:[0-9]+,connect, then dotnet-trace collect --diagnostic-port /tmp/dsroute.sock,connect"
+    "tools on this host: dsroute uds:/tmp/dsroute.sock tcp:127\.0\.0\.1:[0-9]+,connect,peer=router, then dotnet-trace collect --diagnostic-port /tmp/dsroute.sock,connect"
 start_fakert rt --connect "$T/app.sock"
 wait_for 10 has_line "$T/d.err" "runtime pid $(pid_of rt) .* connected"
 tool --timeout 30 "$T/app.sock" processinfo

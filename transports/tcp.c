@@ -279,12 +279,12 @@ tcp_howto(const struct endpoint *ep, const struct endpoint *other)
 	transport_serves(ep, other, &runtimes, &tools);
 	if (tools && tcp_loopback(ep))
 		log_info("  tools on this host: dsroute uds:/tmp/dsroute.sock "
-		    "tcp:%s,connect, then dotnet-trace collect "
+		    "tcp:%s,connect,peer=router, then dotnet-trace collect "
 		    "--diagnostic-port /tmp/dsroute.sock,connect", addr);
 	else if (tools)
 		log_info("  tools on another host: dsroute "
-		    "uds:/tmp/dsroute.sock tcp:THIS-HOST:%s,connect, then "
-		    "dotnet-trace collect --diagnostic-port "
+		    "uds:/tmp/dsroute.sock tcp:THIS-HOST:%s,connect,peer=router,"
+		    " then dotnet-trace collect --diagnostic-port "
 		    "/tmp/dsroute.sock,connect", strrchr(addr, ':') + 1);
 	if (runtimes) {
 		log_info("  a mobile runtime: "

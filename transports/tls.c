@@ -256,7 +256,7 @@ tls_howto(const struct endpoint *ep, const struct endpoint *other)
 		    "certificate this listener's ca= signed");
 	else if (ep->role == ROLE_LISTEN)
 		log_info("  tools on another host: dsroute "
-		    "uds:/tmp/dsroute.sock tls:THIS-HOST:%s,connect,ca=CA,"
+		    "uds:/tmp/dsroute.sock tls:THIS-HOST:%s,connect,peer=router,ca=CA,"
 		    "cert=CERT,key=KEY, then dotnet-trace collect "
 		    "--diagnostic-port /tmp/dsroute.sock,connect",
 		    strrchr(ep->name, ':') + 1);
