@@ -21,7 +21,7 @@
 #  - node-agent.yaml as written: the root init container with CHOWN and
 #    FOWNER, the agent with -f and its ConfigMap, its readiness before and
 #    after the app dials its socket in the node's directory;
-#  - a node agent with proc: (README.md, quick start 2): --pid host, root
+#  - a node agent with proc: (README.md, recipe 1): --pid host, root
 #    with CAP_SYS_PTRACE and CAP_DAC_OVERRIDE only, finding two apps that
 #    are pid 1 of containers sharing nothing with it; dsroute ps lists
 #    them and the tools trace them by their stand-ins in the host's
