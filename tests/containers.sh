@@ -413,7 +413,7 @@ else
 fi
 
 port_forward s-pf s-pause 9000
-ws_router ws "tcp:127.0.0.1:$(pf_port s-pf),connect"
+ws_router ws "tcp:127.0.0.1:$(pf_port s-pf),connect,peer=router"
 PORT=$T/ws.sock,connect
 check "ProcessInfo from the workstation reaches the app" \
     client pi --timeout 60 --port "$PORT" processinfo
@@ -455,7 +455,7 @@ chmod 0440 "$T/secret"/*
 M=$top_srcdir/deploy/mtls.yaml
 pod_up m "$M" Deployment/app-mtls "tls=$T/secret"
 port_forward m-pf m-pause 9443
-ws_router wm "tls:127.0.0.1:$(pf_port m-pf),connect,ca=$C/ca.pem,$(cert oncall)"
+ws_router wm "tls:127.0.0.1:$(pf_port m-pf),connect,peer=router,ca=$C/ca.pem,$(cert oncall)"
 # The observe role: no ResumeRuntime, which dotnet-trace sends unless
 # told not to, as the file's comment says.
 if run_tool mr trace collect --providers "$PROVIDERS" \
@@ -479,7 +479,7 @@ check "... the sidecar let CN oncall in with the observe role" \
     wait_for 10 logged m-dsr \
     'command=CollectTracing[0-9]* tool=tls:[^ ]*\(cn:oncall,.* rule="role observe"'
 stop_dsroute wm
-ws_router wx "tls:127.0.0.1:$(pf_port m-pf),connect,ca=$C/ca.pem,$(cert client1)"
+ws_router wx "tls:127.0.0.1:$(pf_port m-pf),connect,peer=router,ca=$C/ca.pem,$(cert client1)"
 if client mx --timeout 30 --port "$T/wx.sock,connect" processinfo; then
 	fail "mtls.yaml: another CN is refused" "$(cat "$T/mx.out")"
 else
@@ -518,7 +518,7 @@ check "node-agent.yaml: the app starts" wait_for 60 \
 check "... and the agent is ready once it dialled" \
     wait_for 30 eval '[ "$(http_status n-pause /readyz)" = 200 ]'
 port_forward n-pf n-pause 9443
-ws_router wn "tls:127.0.0.1:$(pf_port n-pf),connect,ca=$C/ca.pem,$(cert oncall)"
+ws_router wn "tls:127.0.0.1:$(pf_port n-pf),connect,peer=router,ca=$C/ca.pem,$(cert oncall)"
 check "node-agent.yaml: dotnet-trace collect through the agent" run_tool nt \
     trace collect --providers "$PROVIDERS" --diagnostic-port "$T/wn.sock,connect" \
     --resume-runtime:false --duration 00:00:00:03 -o "$T/nt.nettrace"
@@ -629,7 +629,7 @@ EOF
 	check "the wrapper launches the app, its child" wait_for 60 \
 	    has_line "$T/w.out" '^dsapp pid=[0-9]+ ready$'
 	port_forward w-pf w-pause 9000
-	ws_router ww "tcp:127.0.0.1:$(pf_port w-pf),connect"
+	ws_router ww "tcp:127.0.0.1:$(pf_port w-pf),connect,peer=router"
 	check "dotnet-trace collect through the wrapper" run_tool wt trace \
 	    collect --providers "$PROVIDERS" --diagnostic-port "$T/ww.sock,connect" \
 	    --duration 00:00:00:03 -o "$T/wt.nettrace"
