@@ -456,28 +456,23 @@ M=$top_srcdir/deploy/mtls.yaml
 pod_up m "$M" Deployment/app-mtls "tls=$T/secret"
 port_forward m-pf m-pause 9443
 ws_router wm "tls:127.0.0.1:$(pf_port m-pf),connect,peer=router,ca=$C/ca.pem,$(cert oncall)"
-# The observe role: no ResumeRuntime, which dotnet-trace sends unless
-# told not to, as the file's comment says.
-if run_tool mr trace collect --providers "$PROVIDERS" \
-    --diagnostic-port "$T/wm.sock,connect" --duration 00:00:00:02 \
-    -o "$T/mr.nettrace"; then
-	fail "mtls.yaml: observe refuses dotnet-trace's ResumeRuntime" \
-	    "$(cat "$T/mr.out")"
-else
-	like "mtls.yaml: observe refuses dotnet-trace's ResumeRuntime" \
-	    "$(cat "$T/mr.out")" 'ResumeRuntimeAsync failed - HRESULT: 0x80070005'
-fi
-check "... and the workstation's router says why" wait_for 10 logged wm \
-    'answered ResumeRuntime with error 0x80070005 .*--resume-runtime:false'
-check "... which the file's comment tells the tool" grep -q \
-    '^#	    --resume-runtime:false$' "$M"
+# The file's comment: the tool's default command line, ResumeRuntime
+# included, which the observe role answers itself.
+check "mtls.yaml: its comment gives dotnet-trace's default command line" \
+    grep -q '^#	dotnet-trace collect --diagnostic-port /tmp/app.sock,connect$' \
+    "$M"
 check "mtls.yaml: dotnet-trace collect as its comment says" run_tool mt \
     trace collect --providers "$PROVIDERS" --diagnostic-port "$T/wm.sock,connect" \
-    --resume-runtime:false --duration 00:00:00:03 -o "$T/mt.nettrace"
+    --duration 00:00:00:03 -o "$T/mt.nettrace"
 judge_trace "mtls.yaml: dotnet-trace" "$T/mt.nettrace"
 check "... the sidecar let CN oncall in with the observe role" \
     wait_for 10 logged m-dsr \
     'command=CollectTracing[0-9]* tool=tls:[^ ]*\(cn:oncall,.* rule="role observe"'
+check "... and answered the tool's ResumeRuntime itself, sending it on to no runtime" \
+    wait_for 10 logged m-dsr \
+    'command=ResumeRuntime decision=deny role=observe .*reason="observe resumes nothing: the router answered ResumeRuntime OK and sent it on to no runtime"'
+check "... which the workstation's router passed on as answered OK" eval \
+    '! logged wm "answered ResumeRuntime with error"'
 stop_dsroute wm
 ws_router wx "tls:127.0.0.1:$(pf_port m-pf),connect,peer=router,ca=$C/ca.pem,$(cert client1)"
 if client mx --timeout 30 --port "$T/wx.sock,connect" processinfo; then
@@ -521,7 +516,7 @@ port_forward n-pf n-pause 9443
 ws_router wn "tls:127.0.0.1:$(pf_port n-pf),connect,peer=router,ca=$C/ca.pem,$(cert oncall)"
 check "node-agent.yaml: dotnet-trace collect through the agent" run_tool nt \
     trace collect --providers "$PROVIDERS" --diagnostic-port "$T/wn.sock,connect" \
-    --resume-runtime:false --duration 00:00:00:03 -o "$T/nt.nettrace"
+    --duration 00:00:00:03 -o "$T/nt.nettrace"
 judge_trace "node-agent.yaml: dotnet-trace" "$T/nt.nettrace"
 stop_dsroute wn
 stop n-pf
