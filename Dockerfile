@@ -2,7 +2,7 @@
 #
 # dsroute's container image: the static dsroute of ./dev.sh static, alone
 # in an empty image, run as a non-root uid.  Build it and push it to your
-# registry (README.md, "The image"):
+# registry (docs/packaging.md, "The image"):
 #
 #	docker build -t dsroute:0.1.0 .
 #	docker tag dsroute:0.1.0 REGISTRY/dsroute:0.1.0
@@ -18,8 +18,8 @@ COPY . .
 RUN ./dev.sh static
 
 # Run: the binary and nothing else; no shell, no libraries, no /etc.
-# Give numeric addresses and ids, and ca= for TLS (README.md, "A static
-# binary").
+# Give numeric addresses and ids, and ca= for TLS (docs/packaging.md,
+# "A static binary").
 FROM scratch
 LABEL org.opencontainers.image.title="dsroute" \
       org.opencontainers.image.description="A router for the .NET diagnostic IPC protocol: Unix sockets to TCP and TLS" \

@@ -216,8 +216,8 @@ check_no_openssl() {
 
 # The static dsroute in build/static: glibc static, mbed TLS, stripped
 # (configure --enable-static-binary).  glibc's linker warnings about NSS
-# are expected (README.md, "A static binary"), so the build's output goes
-# to build/static.out and is shown only when it fails.
+# are expected (docs/packaging.md, "A static binary"), so the build's
+# output goes to build/static.out and is shown only when it fails.
 static_build() {
 	if ! build static --with-tls=mbedtls --enable-static-binary \
 	    --enable-werror >build/static.out 2>&1; then
@@ -244,8 +244,8 @@ windows_build() {
 	fi
 }
 
-# The image (README.md, "The image"): the Dockerfile as it is, built by
-# the engine that runs here or by a private dockerd in build/docker
+# The image (docs/packaging.md, "The image"): the Dockerfile as it is,
+# built by the engine that runs here or by a private dockerd in build/docker
 # (contrib/docker/engine.sh), with no network: its base, the debian:SUITE
 # of its FROM line, is made with debootstrap where no registry serves it,
 # with the packages ./dev.sh static installs already in it.  Saved as

@@ -21,7 +21,7 @@
 #  - node-agent.yaml as written: the root init container with CHOWN and
 #    FOWNER, the agent with -f and its ConfigMap, its readiness before and
 #    after the app dials its socket in the node's directory;
-#  - a node agent with proc: (README.md, quick start 2): --pid host, root
+#  - a node agent with proc: (README.md, recipe 1): --pid host, root
 #    with CAP_SYS_PTRACE and CAP_DAC_OVERRIDE only, finding two apps that
 #    are pid 1 of containers sharing nothing with it; dsroute ps lists
 #    them and the tools trace them by their stand-ins in the host's
@@ -413,7 +413,7 @@ else
 fi
 
 port_forward s-pf s-pause 9000
-ws_router ws "tcp:127.0.0.1:$(pf_port s-pf),connect"
+ws_router ws "tcp:127.0.0.1:$(pf_port s-pf),connect,peer=router"
 PORT=$T/ws.sock,connect
 check "ProcessInfo from the workstation reaches the app" \
     client pi --timeout 60 --port "$PORT" processinfo
@@ -455,31 +455,26 @@ chmod 0440 "$T/secret"/*
 M=$top_srcdir/deploy/mtls.yaml
 pod_up m "$M" Deployment/app-mtls "tls=$T/secret"
 port_forward m-pf m-pause 9443
-ws_router wm "tls:127.0.0.1:$(pf_port m-pf),connect,ca=$C/ca.pem,$(cert oncall)"
-# The observe role: no ResumeRuntime, which dotnet-trace sends unless
-# told not to, as the file's comment says.
-if run_tool mr trace collect --providers "$PROVIDERS" \
-    --diagnostic-port "$T/wm.sock,connect" --duration 00:00:00:02 \
-    -o "$T/mr.nettrace"; then
-	fail "mtls.yaml: observe refuses dotnet-trace's ResumeRuntime" \
-	    "$(cat "$T/mr.out")"
-else
-	like "mtls.yaml: observe refuses dotnet-trace's ResumeRuntime" \
-	    "$(cat "$T/mr.out")" 'ResumeRuntimeAsync failed - HRESULT: 0x80070005'
-fi
-check "... and the workstation's router says why" wait_for 10 logged wm \
-    'answered ResumeRuntime with error 0x80070005 .*--resume-runtime:false'
-check "... which the file's comment tells the tool" grep -q \
-    '^#	    --resume-runtime:false$' "$M"
+ws_router wm "tls:127.0.0.1:$(pf_port m-pf),connect,peer=router,ca=$C/ca.pem,$(cert oncall)"
+# The file's comment: the tool's default command line, ResumeRuntime
+# included, which the observe role answers itself.
+check "mtls.yaml: its comment gives dotnet-trace's default command line" \
+    grep -q '^#	dotnet-trace collect --diagnostic-port /tmp/app.sock,connect$' \
+    "$M"
 check "mtls.yaml: dotnet-trace collect as its comment says" run_tool mt \
     trace collect --providers "$PROVIDERS" --diagnostic-port "$T/wm.sock,connect" \
-    --resume-runtime:false --duration 00:00:00:03 -o "$T/mt.nettrace"
+    --duration 00:00:00:03 -o "$T/mt.nettrace"
 judge_trace "mtls.yaml: dotnet-trace" "$T/mt.nettrace"
 check "... the sidecar let CN oncall in with the observe role" \
     wait_for 10 logged m-dsr \
     'command=CollectTracing[0-9]* tool=tls:[^ ]*\(cn:oncall,.* rule="role observe"'
+check "... and answered the tool's ResumeRuntime itself, sending it on to no runtime" \
+    wait_for 10 logged m-dsr \
+    'command=ResumeRuntime decision=deny role=observe .*reason="observe resumes nothing: the router answered ResumeRuntime OK and sent it on to no runtime"'
+check "... which the workstation's router passed on as answered OK" eval \
+    '! logged wm "answered ResumeRuntime with error"'
 stop_dsroute wm
-ws_router wx "tls:127.0.0.1:$(pf_port m-pf),connect,ca=$C/ca.pem,$(cert client1)"
+ws_router wx "tls:127.0.0.1:$(pf_port m-pf),connect,peer=router,ca=$C/ca.pem,$(cert client1)"
 if client mx --timeout 30 --port "$T/wx.sock,connect" processinfo; then
 	fail "mtls.yaml: another CN is refused" "$(cat "$T/mx.out")"
 else
@@ -518,10 +513,10 @@ check "node-agent.yaml: the app starts" wait_for 60 \
 check "... and the agent is ready once it dialled" \
     wait_for 30 eval '[ "$(http_status n-pause /readyz)" = 200 ]'
 port_forward n-pf n-pause 9443
-ws_router wn "tls:127.0.0.1:$(pf_port n-pf),connect,ca=$C/ca.pem,$(cert oncall)"
+ws_router wn "tls:127.0.0.1:$(pf_port n-pf),connect,peer=router,ca=$C/ca.pem,$(cert oncall)"
 check "node-agent.yaml: dotnet-trace collect through the agent" run_tool nt \
     trace collect --providers "$PROVIDERS" --diagnostic-port "$T/wn.sock,connect" \
-    --resume-runtime:false --duration 00:00:00:03 -o "$T/nt.nettrace"
+    --duration 00:00:00:03 -o "$T/nt.nettrace"
 judge_trace "node-agent.yaml: dotnet-trace" "$T/nt.nettrace"
 stop_dsroute wn
 stop n-pf
@@ -629,7 +624,7 @@ EOF
 	check "the wrapper launches the app, its child" wait_for 60 \
 	    has_line "$T/w.out" '^dsapp pid=[0-9]+ ready$'
 	port_forward w-pf w-pause 9000
-	ws_router ww "tcp:127.0.0.1:$(pf_port w-pf),connect"
+	ws_router ww "tcp:127.0.0.1:$(pf_port w-pf),connect,peer=router"
 	check "dotnet-trace collect through the wrapper" run_tool wt trace \
 	    collect --providers "$PROVIDERS" --diagnostic-port "$T/ww.sock,connect" \
 	    --duration 00:00:00:03 -o "$T/wt.nettrace"

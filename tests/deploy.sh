@@ -5,7 +5,9 @@
 # against the Kubernetes API schema of its kind (kubernetes-models, JSON
 # schemas compiled with ajv; js-yaml reads the files; both from the npm
 # registry, cached outside the repository), every dsroute container's
-# arguments by dsroute -n itself, and the wiring: each app's
+# arguments by dsroute -n itself (which checks what the start would: each
+# volume stands in as a directory of this test's, a Secret holding a
+# certificate and key of certs/mkcerts.sh), and the wiring: each app's
 # DOTNET_DiagnosticPorts socket is one a dsroute listens on through the
 # same volume, a sidecar is native, the node agent is hostPID, the
 # NetworkPolicy guards dsroute's port from a namespace.  Manifests broken
@@ -20,9 +22,24 @@ version=$(sed -n 's/^AC_INIT(\[dsroute\], \[\([^]]*\)\].*/\1/p' \
     "$top_srcdir/configure.ac")
 IMAGE=dsroute:$version
 
+# What dsroute -n reads of a Secret (tls.crt, tls.key, ca.crt): a key and
+# certificate that match, from certs/mkcerts.sh.
+C=$T/certs
+mkdir "$T/secret"
+if sh "$top_srcdir/certs/mkcerts.sh" -d "$C" ca ca >/dev/null 2>&1 &&
+    sh "$top_srcdir/certs/mkcerts.sh" -d "$C" server localhost \
+    dns:localhost >/dev/null 2>&1; then
+	cp "$C/localhost.pem" "$T/secret/tls.crt"
+	cp "$C/localhost.key" "$T/secret/tls.key"
+	cp "$C/ca.pem" "$T/secret/ca.crt"
+else
+	fail "certs/mkcerts.sh makes the Secret's files"
+fi
+
 # checks FILE...: the checker's lines.
 checks() {
-	node "$CHECK" "$NPM_DIR" "$DSROUTE" "$IMAGE" "$T" "$@" \
+	DEPLOY_SECRET_DIR=$T/secret \
+	    node "$CHECK" "$NPM_DIR" "$DSROUTE" "$IMAGE" "$T" "$@" \
 	    2>"$T/node.err" ||
 	    echo "not ok: the checker ran: $(head -n 3 "$T/node.err")"
 }
@@ -121,6 +138,21 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
+metadata: {name: missing-cert}
+spec:
+  volumes: [{name: diag, emptyDir: {}}, {name: tls, secret: {secretName: dsroute-tls}}]
+  initContainers:
+    - name: dsroute
+      image: dsroute:0.1.0
+      restartPolicy: Always
+      args: [uds:/diag/run/app.sock, "tls:*:9443,cert=/tls/server.crt,key=/tls/server.key,ca=/tls/ca.crt"]
+      volumeMounts: [{name: diag, mountPath: /diag}, {name: tls, mountPath: /tls}]
+  containers:
+    - name: app
+      image: app
+---
+apiVersion: v1
+kind: Pod
 metadata: {name: init-once}
 spec:
   volumes: [{name: diag, emptyDir: {}}]
@@ -163,6 +195,8 @@ refuted "an image this Dockerfile does not build" \
     "broken.yaml: Pod/plain-sidecar: container dsroute: image $IMAGE: image example/dsroute"
 refuted "arguments dsroute refuses" \
     "broken.yaml: Pod/plain-sidecar: container dsroute: dsroute -n accepts its arguments: .*needs cert= and key="
+refuted "a certificate file its Secret does not hold" \
+    "broken.yaml: Pod/missing-cert: container dsroute: dsroute -n accepts its arguments: .*cert=[^ ]*/tls/server\\.crt: No such file or directory"
 refuted "a sidecar that is not native" \
     "broken.yaml: Pod/plain-sidecar: dsroute is a native sidecar"
 refuted "a runtime socket in another volume" \
@@ -174,11 +208,11 @@ refuted "a policy on a port dsroute does not have" \
 if command -v busybox >/dev/null 2>&1; then
 	refuted "an init command that fails when the pod restarts" \
 	    "broken.yaml: Pod/init-once: init container diag-dir: its command succeeds when run again: the second run: .*File exists"
-	broken=10
+	broken=11
 else
 	skip "a broken manifest fails: an init command run again" \
 	    "no busybox (Debian: busybox)"
-	broken=9
+	broken=10
 fi
 check "the broken manifests pass nothing they break" \
     [ "$(grep -c '^not ok' "$T/broken.out")" -eq "$broken" ]

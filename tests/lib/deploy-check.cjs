@@ -10,7 +10,8 @@
 // - each object validates against the Kubernetes API schema of its
 //   apiVersion and kind (kubernetes-models, JSON schemas compiled with ajv);
 // - each dsroute container runs IMAGE, and DSROUTE -n accepts its
-//   arguments (with -f, the configuration from its ConfigMap);
+//   arguments (with -f, the configuration from its ConfigMap), its
+//   volumes standing in as below;
 // - each app's DOTNET_DiagnosticPorts socket is one a dsroute listens on,
 //   through the same volume; a sidecar is native (an init container with
 //   restartPolicy: Always); a pod that reads other pods' runtimes is
@@ -26,6 +27,8 @@ const { createRequire } = require("module");
 const { execFileSync } = require("child_process");
 
 const [npmDir, dsroute, image, tmpDir, ...files] = process.argv.slice(2);
+// The files that stand in for every Secret's (tls.crt, tls.key, ca.crt).
+const secretDir = process.env.DEPLOY_SECRET_DIR || null;
 const req = createRequire(path.join(npmDir, "package.json"));
 const yaml = req("js-yaml");
 
@@ -142,6 +145,36 @@ function socketsOf(c, conf) {
 	return eps.map(e => e.slice(4).split(",")[0]);
 }
 
+// The file system a dsroute container's -n sees, since -n checks what the
+// start would (socket directories, certificate files): each volume it
+// mounts is a directory of its own under ROOT, and returns a function
+// that moves the container's paths there.  A Secret holds the files of
+// secretDir; each directory of a Unix socket in a volume is made 0700,
+// as the pod's init container makes it (which is checked below, run
+// twice with busybox).
+function standIn(spec, c, root) {
+	const mounts = (c.volumeMounts || []).map(m => ({
+		mp: m.mountPath.replace(/\/+$/, ""),
+		dir: path.join(root, m.name, m.subPath || ""),
+		v: (spec.volumes || []).find(v => v.name === m.name) || {},
+	})).filter(m => m.mp !== "").sort((a, b) => b.mp.length - a.mp.length);
+	for (const m of mounts) {
+		fs.mkdirSync(m.dir, { recursive: true, mode: 0o700 });
+		if (m.v.secret && secretDir !== null)
+			for (const f of fs.readdirSync(secretDir))
+				fs.copyFileSync(path.join(secretDir, f),
+				    path.join(m.dir, f));
+	}
+	if (mounts.length === 0)
+		return s => s;
+	// One pass, the longest mount path first: a path moved is not moved
+	// again by a mount at /tmp.
+	const esc = s => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+	const re = new RegExp(`(?<=^|[=:\\s])(${mounts.map(m => esc(m.mp))
+	    .join("|")})(?=/|,|\\s|$)`, "gm");
+	return s => s.replace(re, mp => mounts.find(m => m.mp === mp).dir);
+}
+
 let n = 0;
 const listeners = [];	// { pod, loc }
 for (const pod of pods) {
@@ -152,18 +185,25 @@ for (const pod of pods) {
 		report(`${what}: image ${image}`, c.image === image ? null :
 		    `image ${c.image}`);
 		const conf = configOf(pod.spec, c);
-		let args = (c.args || []).map(String);
+		const root = fs.mkdtempSync(path.join(tmpDir, "pod."));
+		const moved = standIn(pod.spec, c, root);
+		let args = (c.args || []).map(a => moved(String(a)));
+		let text = null;
 		if (conf !== null) {
 			if (conf.text === null) {
 				report(`${what}: its configuration file is in a ConfigMap`,
-				    `${args[conf.index]} is in none of these manifests`);
+				    `${(c.args || [])[conf.index]} is in none of these manifests`);
 				continue;
 			}
+			text = moved(conf.text);
 			const f = path.join(tmpDir, `conf.${n++}`);
-			fs.writeFileSync(f, conf.text);
-			args = args.slice();
+			fs.writeFileSync(f, text);
 			args[conf.index] = f;
 		}
+		for (const s of socketsOf({ args }, text === null ? null : { text }))
+			if (s.startsWith(root + "/"))
+				fs.mkdirSync(path.dirname(s), { recursive: true,
+				    mode: 0o700 });
 		try {
 			execFileSync(dsroute, ["-n", ...args], { stdio: "pipe" });
 			report(`${what}: dsroute -n accepts its arguments`);
