@@ -16,12 +16,10 @@
 #include <sys/socket.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <event2/buffer.h>
 
@@ -481,17 +479,17 @@ tls_files_readable(const struct endpoint *ep, char *err, size_t len)
 	const char			*name[] = { "cert", "key", "ca" };
 	const char			*path[] = { t->cert, t->key, t->ca };
 	size_t				 i;
-	int				 fd;
+	FILE				*f;
 
 	for (i = 0; i < sizeof(path) / sizeof(path[0]); i++) {
 		if (path[i] == NULL)
 			continue;
-		if ((fd = open(path[i], O_RDONLY | O_CLOEXEC)) == -1) {
+		if ((f = fopen(path[i], "r")) == NULL) {
 			snprintf(err, len, "%s=%s: %s", name[i], path[i],
 			    strerror(errno));
 			return (-1);
 		}
-		close(fd);
+		fclose(f);
 	}
 	return (0);
 }
