@@ -67,7 +67,7 @@ static const uint16_t known[] = {
 	0x0301, 0x0302,
 	0x0400, 0x0401, 0x0402, 0x0403, 0x0404, 0x0405, 0x0406, 0x0407,
 	0x0408,
-	0xd501, 0xd502,
+	0xd501, 0xd502, 0xd504,
 };
 static const uint16_t no_payload[] = {
 	0x0400, 0x0401, 0x0402, 0x0404, 0x0406, 0x0408,
@@ -76,7 +76,7 @@ static const uint16_t no_payload[] = {
 static const uint16_t operate_set[] = {
 	0x0400, 0x0404, 0x0408, 0x0401,
 	0x0201, 0x0202, 0x0203, 0x0204, 0x0205, 0x0206, 0x0207,
-	0xd501, 0xd502,
+	0xd501, 0xd502, 0xd504,
 };
 
 struct reader {
@@ -416,6 +416,15 @@ check_decision(const struct built *b, const struct acl_peer *peer,
 	if (d->rule == NULL || d->reason == NULL || d->role_from == NULL)
 		abort();	/* every decision says why */
 	check_role_from(peer, d->role_from);
+	if (!d->allow && d->answer_ok) {
+		/* observe answers ResumeRuntime OK itself, and only that */
+		if (d->hresult != 0 || cmd != 0x0401 ||
+		    d->role != ACL_OBSERVE)
+			abort();
+		return;
+	}
+	if (d->answer_ok)
+		abort();
 	if (!d->allow) {
 		if (d->hresult != HRESULT_UNKNOWN_COMMAND &&
 		    d->hresult != HRESULT_BAD_ENCODING &&
