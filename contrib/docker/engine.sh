@@ -102,6 +102,8 @@ engine_up() {
 engine_down() {
 	[ "$ENGINE_STARTED" -eq 1 ] || return 0
 	ENGINE_STARTED=0
+	# Its socket goes with it: what runs next must not be told to use it.
+	unset DOCKER_HOST
 	kill -TERM "$ENGINE_PID" 2>/dev/null
 	_i=0
 	while kill -0 "$ENGINE_PID" 2>/dev/null; do
