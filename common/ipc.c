@@ -612,7 +612,8 @@ ipc_cookie_hex(const uint8_t cookie[IPC_COOKIE_LEN], char hex[33])
  * dotnet-diagnostic-<pid>-<key>-socket, or with routers non-zero also a
  * router's, dotnet-diagnostic-dsrouter-<pid>-<key>-socket, fill name and
  * return 1.  The key is the start time of the process: clock ticks after
- * boot for a runtime, seconds since 1970 for dotnet-dsrouter.
+ * boot for a runtime on Linux, seconds since 1970 for a runtime on macOS
+ * and for dotnet-dsrouter.
  */
 int
 ipc_default_socket_parse(const char *path, int routers,
@@ -647,6 +648,23 @@ ipc_default_socket_parse(const char *path, int routers,
 	name->pid = v;
 	name->key = key;
 	return (1);
+}
+
+/*
+ * Whether a process that started at starttime (the runtime's key: what
+ * proc_info_get() says) and start_epoch (the same in seconds since 1970,
+ * 0 if unknown) is the one the default socket name dn gives.  A
+ * router's key may be dotnet-dsrouter's, seconds since 1970, whose
+ * rounding we do not know to the second.
+ */
+int
+ipc_default_key_matches(const struct default_name *dn, uint64_t starttime,
+    uint64_t start_epoch)
+{
+	if (dn->key == starttime)
+		return (1);
+	return (dn->router && start_epoch != 0 &&
+	    dn->key + 1 >= start_epoch && dn->key <= start_epoch + 1);
 }
 
 /*

@@ -139,6 +139,8 @@ void		 ipc_process_info_name(const struct process_info *, char *,
 void		 ipc_cookie_hex(const uint8_t [IPC_COOKIE_LEN], char [33]);
 int		 ipc_default_socket_parse(const char *, int,
 		    struct default_name *);
+int		 ipc_default_key_matches(const struct default_name *, uint64_t,
+		    uint64_t);
 int		 ipc_default_pipe_parse(const char *, int,
 		    struct default_name *);
 int		 ipc_pipe_name_plain(const char *);

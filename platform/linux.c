@@ -43,6 +43,12 @@
 /* The environment of a process may be up to a few MiB; look this far. */
 #define ENVIRON_MAX	(1024 * 1024)
 
+/* Helpers are found in PATH alone. */
+const char *const os_program_dirs[] = { NULL };
+
+/* How standin_init() names what it opens. */
+const char os_self_exe[] = "/proc/self/exe";
+
 /*
  * A descriptor for log lines that never holds up the loop.  Standard error
  * itself when it is a socket (the caller sends with MSG_DONTWAIT) or a
@@ -594,4 +600,33 @@ void
 os_dies_with_parent(int sig)
 {
 	(void)prctl(PR_SET_PDEATHSIG, sig);
+}
+
+/* The umask to bind a socket under: none, its own mode is its file's. */
+mode_t
+os_socket_umask(mode_t mode)
+{
+	(void)mode;
+	return (0);
+}
+
+/* A socket file takes the mode of the socket bound, less the umask. */
+int
+os_socket_chmod(int fd, mode_t mode)
+{
+	return (fchmod(fd, mode));
+}
+
+/* Where an iOS device's iproxy comes from. */
+const char *
+platform_iproxy_package(void)
+{
+	return ("on Debian and Ubuntu: libusbmuxd-tools");
+}
+
+/* How the router names where it read what it knows of a process. */
+void
+platform_proc_where(pid_t pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%ld", (long)pid);
 }

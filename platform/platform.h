@@ -18,11 +18,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What the router knows of a local process, seen from its own namespace. */
+/*
+ * What the router knows of a local process, seen from its own namespace.
+ * Its start time is the key the runtime gives its default socket: clock
+ * ticks after boot on Linux (stat field 22), seconds since 1970 on macOS.
+ */
 struct proc_info {
 	pid_t		 pid;		/* as we see it */
 	pid_t		 own_pid;	/* as it sees itself (innermost NSpid) */
-	uint64_t	 starttime;	/* clock ticks after boot (stat field 22) */
+	uint64_t	 starttime;	/* the runtime's key, as above */
 	uint64_t	 start_epoch;	/* the same, in seconds since 1970 */
 };
 
@@ -105,6 +109,8 @@ int		 platform_dir_watch(const char *);
 void		 platform_dir_watch_drain(int);
 int		 platform_inherited_fds(struct inherited_fd **, size_t *, char *,
 		    size_t);
+/* linux.c, darwin.c: what uds.c names when a process cannot be read */
+void		 platform_proc_where(pid_t, char *, size_t);
 
 /* ids.c: a user or a group as a number or a name */
 int		 parse_uid(const char *, uid_t *);
@@ -128,5 +134,8 @@ ssize_t		 platform_stdin_read(void *, size_t);
 size_t		 platform_term_columns(void);
 int		 platform_find_program(const char *, const char *, char *,
 		    size_t);
+const char	*platform_program_places(void);
+/* linux.c, darwin.c, win32_frontend.c */
+const char	*platform_iproxy_package(void);
 
 #endif /* PLATFORM_H */

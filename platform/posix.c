@@ -429,7 +429,8 @@ lookup_ids(const struct sockfile *sf, uid_t *uid, gid_t *gid, char *err,
 /*
  * Bind the socket with exactly the requested mode from the moment its
  * file exists: Linux gives the file the socket inode's mode less the
- * umask, so set the one and clear the other.
+ * umask, so set the one and clear the other; macOS gives it the mode
+ * the umask leaves (os_socket_umask(), os_socket_chmod()).
  */
 static int
 bind_socket(const struct sockfile *sf, int fd, char *err, size_t len)
@@ -442,8 +443,8 @@ bind_socket(const struct sockfile *sf, int fd, char *err, size_t len)
 		snprintf(err, len, "%s: %s", sf->path, strerror(errno));
 		return (-1);
 	}
-	old = umask(0);
-	if (fchmod(fd, sf->mode) == -1 ||
+	old = umask(os_socket_umask(sf->mode));
+	if (os_socket_chmod(fd, sf->mode) == -1 ||
 	    bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		saved = errno;
 		umask(old);
@@ -1273,14 +1274,16 @@ platform_term_columns(void)
  * Find the program name (a helper such as adb or iproxy; it may start
  * with directories below dir) into buf: in dir when it is not NULL,
  * else in each directory of PATH (an empty entry being the current
- * one).  Return -1 if no executable is there; buf then holds the last
- * place looked.
+ * one), then in those the system's packages put helpers in though PATH
+ * may not name them (os_program_dirs: Homebrew's on macOS).  Return -1
+ * if no executable is there; buf then holds the last place looked.
  */
 int
 platform_find_program(const char *dir, const char *name, char *buf,
     size_t len)
 {
 	const char	*path = getenv("PATH"), *p, *end;
+	const char *const *d;
 	size_t		 n;
 
 	if (dir != NULL) {
@@ -1300,5 +1303,30 @@ platform_find_program(const char *dir, const char *name, char *buf,
 		if (access(buf, X_OK) == 0)
 			return (0);
 	}
+	for (d = os_program_dirs; *d != NULL; d++) {
+		snprintf(buf, len, "%s/%s", *d, name);
+		if (access(buf, X_OK) == 0)
+			return (0);
+	}
 	return (-1);
+}
+
+/*
+ * Where platform_find_program() looks, for a message: "PATH", and the
+ * system's own directories after it.
+ */
+const char *
+platform_program_places(void)
+{
+	static char		 places[256];
+	const char *const	*d;
+	size_t			 n;
+
+	if (places[0] != '\0')
+		return (places);
+	n = (size_t)snprintf(places, sizeof(places), "PATH");
+	for (d = os_program_dirs; *d != NULL && n < sizeof(places); d++)
+		n += (size_t)snprintf(places + n, sizeof(places) - n, "%s%s",
+		    d[1] == NULL ? " or " : ", ", *d);
+	return (places);
 }

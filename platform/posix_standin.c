@@ -13,6 +13,9 @@
  * standin_init(), or at the first start): that needs no path that a
  * chroot, a mount namespace or a package upgrade may have changed since,
  * and no read permission, so it still works once privileges are dropped.
+ * macOS has neither /proc nor fexecve: there the descriptor is of the
+ * file proc_pidpath names, and the file is run by its path only while
+ * that path still leads to it (platform/darwin.c).
  *
  * It knows it is a stand-in by STANDIN_ENV, "FD:PPID": its lifeline's
  * descriptor and the pid of the dsroute that started it.  That variable
@@ -49,6 +52,7 @@
 
 #include "common/log.h"
 #include "platform/child.h"
+#include "platform/os.h"
 #include "platform/platform.h"
 #include "platform/standin.h"
 
@@ -86,7 +90,7 @@ standin_init(char *err, size_t errlen)
 	if (exe_fd != -1)
 		return (0);
 	if ((exe_fd = platform_self_open()) == -1) {
-		snprintf(err, errlen, "cannot open /proc/self/exe: %s",
+		snprintf(err, errlen, "cannot open %s: %s", os_self_exe,
 		    strerror(errno));
 		return (-1);
 	}

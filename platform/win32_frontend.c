@@ -481,3 +481,17 @@ platform_find_program(const char *dir, const char *name, char *buf,
 	}
 	return (-1);
 }
+
+/* Where platform_find_program() looks, for a message. */
+const char *
+platform_program_places(void)
+{
+	return ("PATH");
+}
+
+/* Where an iOS device's iproxy comes from. */
+const char *
+platform_iproxy_package(void)
+{
+	return ("on Debian and Ubuntu: libusbmuxd-tools");
+}

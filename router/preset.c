@@ -60,10 +60,11 @@ find_adb(char *buf, size_t len)
 			return (0);
 		}
 		log_warning("$%s is %s, but %s is not there; looking for adb "
-		    "in PATH", vars[i], sdk, buf);
+		    "in %s", vars[i], sdk, buf, platform_program_places());
 	}
 	if (platform_find_program(NULL, "adb", buf, len) == 0) {
-		log_debug("using %s (from PATH)", buf);
+		log_debug("using %s (from %s)", buf,
+		    platform_program_places());
 		return (0);
 	}
 	return (-1);
@@ -115,8 +116,9 @@ forward_prepare(struct forward *fw, char *err, size_t len)
 		if (find_adb(fw->program, sizeof(fw->program)) == -1) {
 			log_error("adb not found: set ANDROID_HOME (or "
 			    "ANDROID_SDK_ROOT) to the Android SDK or put adb "
-			    "in PATH; until then run adb %s tcp:%d tcp:%d "
-			    "yourself", fw->kind == FORWARD_ADB_REVERSE ?
+			    "in %s; until then run adb %s tcp:%d tcp:%d "
+			    "yourself", platform_program_places(),
+			    fw->kind == FORWARD_ADB_REVERSE ?
 			    "reverse" : "forward", fw->kind ==
 			    FORWARD_ADB_REVERSE ? fw->device_port :
 			    fw->host_port, fw->kind == FORWARD_ADB_REVERSE ?
@@ -127,11 +129,12 @@ forward_prepare(struct forward *fw, char *err, size_t len)
 	case FORWARD_IPROXY:
 		if (platform_find_program(NULL, "iproxy", fw->program,
 		    sizeof(fw->program)) == -1) {
-			snprintf(err, len, "iproxy not found in PATH: an iOS "
+			snprintf(err, len, "iproxy not found in %s: an iOS "
 			    "device is reached through usbmuxd with iproxy "
-			    "(on Debian and Ubuntu: libusbmuxd-tools); "
-			    "or forward the device's port %d to this host "
-			    "yourself and use ios-sim", fw->device_port);
+			    "(%s); or forward the device's port %d to this "
+			    "host yourself and use ios-sim",
+			    platform_program_places(),
+			    platform_iproxy_package(), fw->device_port);
 			return (-1);
 		}
 		if ((port = free_port()) == -1) {

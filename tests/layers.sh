@@ -75,7 +75,7 @@ fi
 
 # 3. The systems are told apart only below the engine, and at the two
 # registries (the transport table, the configuration file's inih).
-osdef=$(grep -ln '#if.*\(_WIN32\|__linux__\|__APPLE__\|DSROUTE_WINDOWS\|__MACH__\)' \
+osdef=$(grep -ln '#if.*\(_WIN32\|__linux__\|__APPLE__\|DSROUTE_WINDOWS\|DSROUTE_DARWIN\|__MACH__\)' \
     $sources | grep -v '^platform/\|^transports/transport\.c$\|^router/conffile\.c$')
 if [ -z "$osdef" ]; then
 	ok "no system is told apart above the platform, bar the registries"

@@ -29,7 +29,8 @@ extern const struct transport	 transport_wss;
 
 /*
  * The local transports are the system's: socket files on POSIX systems,
- * named pipes on Windows.  The others are everywhere.
+ * named pipes on Windows; proc: only where /proc reaches other mount
+ * namespaces (Linux).  The others are everywhere.
  */
 static const struct transport *const transports[] = {
 #ifdef DSROUTE_WINDOWS
@@ -37,7 +38,9 @@ static const struct transport *const transports[] = {
 #else
 	&transport_uds,
 	&transport_dir,
+#ifndef DSROUTE_DARWIN
 	&transport_proc,
+#endif
 #endif
 	&transport_tcp,
 	&transport_tls,
@@ -62,6 +65,11 @@ static const struct {
 #else
 	{ "pipe:", "named pipes exist only on Windows" },
 	{ "namedpipe:", "named pipes exist only on Windows" },
+#endif
+#ifdef DSROUTE_DARWIN
+	{ "proc:", "macOS has no /proc and no mount namespaces: its runtimes "
+	    "make their sockets in their user's TMPDIR, so use "
+	    "dir:$TMPDIR" },
 #endif
 };
 

@@ -364,26 +364,12 @@ trusted_uid(uid_t uid)
 }
 
 /*
- * Whether the process pi, listening at the default socket name dn, is the
- * one the name gives: the pid, and the key its start time by the rule of
- * the name's kind.  A router's key may be dotnet-dsrouter's, seconds
- * since 1970, whose rounding we do not know to the second.
- */
-static int
-key_matches(const struct default_name *dn, const struct proc_info *pi)
-{
-	if (dn->key == pi->starttime)
-		return (1);
-	return (dn->router && pi->start_epoch != 0 &&
-	    dn->key + 1 >= pi->start_epoch && dn->key <= pi->start_epoch + 1);
-}
-
-/*
  * A runtime dialled at its default socket must be the process the name
  * gives (security.md R7): anyone who may write to /tmp can plant a
  * socket there under another process's name.  As we see it, the process
- * listening must be the name's pid, have started at the name's key, and
- * own the socket file.  One that has the name's pid only inside a pid
+ * listening must be the name's pid, have started at the name's key
+ * (ipc_default_key_matches(): what proc_info_get() says, by the rule of
+ * this system and of the name's kind), and own the socket file.  One that has the name's pid only inside a pid
  * namespace of its own (a runtime in a container whose /tmp we share)
  * must also run as us or as root, since anyone may make a pid namespace
  * and choose pids in it.  One in a namespace we cannot see has no pid
@@ -399,6 +385,8 @@ uds_named_listener_refusal(const char *path, const struct peer_cred *c,
 				    "socket is not the one its name gives";
 	struct proc_info	 pi;
 	struct stat		 st;
+	char			 where[64];
+	int			 saved;
 
 	if (lstat(path, &st) == -1) {
 		snprintf(why, sizeof(why), "%s: cannot check the socket file: "
@@ -427,8 +415,10 @@ uds_named_listener_refusal(const char *path, const struct peer_cred *c,
 		return (why);
 	}
 	if (proc_info_get(c->pid, c->pid != dn->pid, &pi) == -1) {
-		snprintf(why, sizeof(why), "%s: cannot read /proc/%ld: %s",
-		    prefix, (long)c->pid, strerror(errno));
+		saved = errno;
+		platform_proc_where(c->pid, where, sizeof(where));
+		snprintf(why, sizeof(why), "%s: cannot read %s: %s", prefix,
+		    where, strerror(saved));
 		return (why);
 	}
 	if (c->pid != dn->pid && (pi.own_pid != dn->pid ||
@@ -439,7 +429,7 @@ uds_named_listener_refusal(const char *path, const struct peer_cred *c,
 		    (long)pi.own_pid, (unsigned long)c->uid);
 		return (why);
 	}
-	if (!key_matches(dn, &pi)) {
+	if (!ipc_default_key_matches(dn, pi.starttime, pi.start_epoch)) {
 		snprintf(why, sizeof(why), "%s: its key is %llu, the listener "
 		    "started at %llu (a planted socket?)", prefix,
 		    (unsigned long long)dn->key,

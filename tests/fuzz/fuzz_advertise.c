@@ -30,7 +30,9 @@
  *   dotnet-diagnostic-[dsrouter-]PID-KEY-socket;
  * - a start time parsed from a stat line is a number after the last ')';
  * - TMPDIR found in an environment block (proc:) is the value of an entry
- *   TMPDIR=... that starts the block or follows a NUL, whole.
+ *   TMPDIR=... that starts the block or follows a NUL, whole;
+ * - what macOS's KERN_PROCARGS2 parser finds (darwin_parse.c) lies within
+ *   the bytes, in whole NUL-terminated words, never more than argc.
  */
 
 #include "config.h"
@@ -44,6 +46,7 @@
 #include <string.h>
 
 #include "common/ipc.h"
+#include "platform/darwin_parse.h"
 #include "platform/platform.h"
 #include "router/acl.h"
 #include "router/endpoint.h"
@@ -155,6 +158,30 @@ environ_checks(const uint8_t *data, size_t n)
 		abort();
 }
 
+/*
+ * macOS's KERN_PROCARGS2 parser (darwin_parse.c): what it finds is
+ * within the bytes, whole words only, never more than argc of them.
+ */
+static void
+procargs_checks(const uint8_t *data, size_t n)
+{
+	struct darwin_procargs	 pa;
+	const char		*b = (const char *)data, *end = b + n;
+
+	if (darwin_procargs_parse(b, n, &pa) == -1)
+		return;
+	if (pa.argc < 0 || pa.nargs < 0 || pa.nargs > pa.argc ||
+	    pa.exec_path < b || pa.exec_path >= end ||
+	    memchr(pa.exec_path, '\0', end - pa.exec_path) == NULL ||
+	    pa.args < b || pa.args > end || pa.args_len > (size_t)(end -
+	    pa.args) || (pa.args_len > 0 && pa.args[pa.args_len - 1] != '\0'))
+		abort();
+	if (pa.env != NULL && (pa.env < pa.args + pa.args_len ||
+	    pa.env_len > (size_t)(end - pa.env) ||
+	    (pa.env_len > 0 && pa.env[pa.env_len - 1] != '\0')))
+		abort();
+}
+
 /* The name and /proc parsers on the same bytes. */
 static void
 check_parsers(const uint8_t *data, size_t n)
@@ -190,6 +217,7 @@ check_parsers(const uint8_t *data, size_t n)
 	if (own < 0)
 		abort();
 	environ_checks(data, n);
+	procargs_checks(data, n);
 }
 
 int

@@ -392,14 +392,36 @@ acceptor_main(void *arg)
 }
 
 /* Take the parked connection of the first runtime that advertised. */
+/*
+ * The deadline, on os_now_ms()'s monotonic clock, as park_cv waits for
+ * it: on that clock where POSIX's clock selection lets the condition
+ * take it; else (macOS) on the real-time clock, as far from now.
+ */
+static void
+park_deadline(struct timespec *ts)
+{
+#if defined(_POSIX_CLOCK_SELECTION) && _POSIX_CLOCK_SELECTION > 0
+	ts->tv_sec = deadline / 1000;
+	ts->tv_nsec = (deadline % 1000) * 1000000;
+#else
+	struct timespec	now;
+	int64_t		left = deadline - os_now_ms(), at;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	at = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 +
+	    (left > 0 ? left : 0);
+	ts->tv_sec = at / 1000;
+	ts->tv_nsec = (at % 1000) * 1000000;
+#endif
+}
+
 static enum io
 take_parked(struct conn **cp)
 {
 	struct timespec	ts;
 	int		rc = 0;
 
-	ts.tv_sec = deadline / 1000;
-	ts.tv_nsec = (deadline % 1000) * 1000000;
+	park_deadline(&ts);
 	pthread_mutex_lock(&park_mtx);
 	while (nruntimes == 0 || runtimes[0].conn == NULL) {
 		rc = pthread_cond_timedwait(&park_cv, &park_mtx, &ts);
@@ -643,7 +665,9 @@ start_listen(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	pthread_condattr_init(&ca);
+#if defined(_POSIX_CLOCK_SELECTION) && _POSIX_CLOCK_SELECTION > 0
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+#endif
 	pthread_cond_init(&park_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	if (pthread_create(&acceptor, NULL, acceptor_main, NULL) != 0) {

@@ -19,7 +19,7 @@
  * the router.
  */
 
-#define _GNU_SOURCE
+#define _GNU_SOURCE	1
 
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -62,10 +62,15 @@ die(const char *what)
 	exit(2);
 }
 
+/* A rename that never replaces: renameat2's flag, or macOS's RENAME_EXCL. */
 static int
 rename_noreplace(int from_dir, const char *from, int to_dir, const char *to)
 {
+#ifdef RENAME_EXCL
+	return (renameatx_np(from_dir, from, to_dir, to, RENAME_EXCL));
+#else
 	return (renameat2(from_dir, from, to_dir, to, RENAME_NOREPLACE));
+#endif
 }
 
 /* Make an object in the holding directory and remember what it is. */
