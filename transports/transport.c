@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 
 /*
- * The transports, listed by the prefixes of their endpoints.  This is the
- * one place that names them all: a new transport is a file that fills in
- * a struct transport, and a line here.
+ * The transports, listed by the prefixes of their endpoints.  A new
+ * transport is a file that fills in a struct transport, and a line here,
+ * or in the local_SYSTEM.c of each system that has it.
  */
 
 #include "config.h"
@@ -18,62 +18,36 @@
 
 struct transport_env	 transport_env = { NULL, 20000 };
 
-extern const struct transport	 transport_uds;
-extern const struct transport	 transport_dir;
-extern const struct transport	 transport_proc;
-extern const struct transport	 transport_pipe;
 extern const struct transport	 transport_tcp;
 extern const struct transport	 transport_tls;
 extern const struct transport	 transport_ws;
 extern const struct transport	 transport_wss;
 
 /*
- * The local transports are the system's: socket files on POSIX systems,
- * named pipes on Windows; proc: only where /proc reaches other mount
- * namespaces (Linux).  The others are everywhere.
+ * The local transports are the system's (local_SYSTEM.c): socket files on
+ * POSIX systems, named pipes on Windows, proc: on Linux alone.  The
+ * network's are everywhere.
  */
-static const struct transport *const transports[] = {
-#ifdef DSROUTE_WINDOWS
-	&transport_pipe,
-#else
-	&transport_uds,
-	&transport_dir,
-#ifndef DSROUTE_DARWIN
-	&transport_proc,
-#endif
-#endif
+static const struct transport *const network[] = {
 	&transport_tcp,
 	&transport_tls,
 	&transport_ws,
 	&transport_wss,
 };
 
-/* Transports this build or this system does not have, and why. */
-static const struct {
-	const char	*prefix;
-	const char	*why;
-} unavailable[] = {
-#ifdef DSROUTE_WINDOWS
-	{ "uds:", "the .NET runtime on Windows serves a named pipe, not a "
-	    "socket file: use pipe:NAME" },
-	{ "unix:", "the .NET runtime on Windows serves a named pipe, not a "
-	    "socket file: use pipe:NAME" },
-	{ "dir:", "runtimes on Windows make no socket files to find: name "
-	    "each pipe:dotnet-diagnostic-PID" },
-	{ "proc:", "there is no /proc on Windows: name each "
-	    "pipe:dotnet-diagnostic-PID" },
-#else
-	{ "pipe:", "named pipes exist only on Windows" },
-	{ "namedpipe:", "named pipes exist only on Windows" },
-#endif
-#ifdef DSROUTE_DARWIN
-	{ "proc:", "macOS has no /proc and no mount namespaces: its runtimes "
-	    "make their sockets in their user's TMPDIR, so use "
-	    "dir:$TMPDIR" },
-#endif
-};
+#define NNETWORK	(sizeof(network) / sizeof(network[0]))
 
-#define NTRANSPORTS	(sizeof(transports) / sizeof(transports[0]))
+/* The i-th transport of this build, the local ones first; NULL after. */
+const struct transport *
+transport_nth(size_t i)
+{
+	size_t	 nlocal;
+
+	for (nlocal = 0; transports_local[nlocal] != NULL; nlocal++)
+		if (nlocal == i)
+			return (transports_local[i]);
+	return (i - nlocal < NNETWORK ? network[i - nlocal] : NULL);
+}
 
 /*
  * The transport of an endpoint specification, by its prefix, and the
@@ -82,38 +56,30 @@ static const struct {
 const struct transport *
 transport_find(const char *spec, size_t *skip)
 {
+	const struct transport	*t;
 	const char *const	*p;
 	size_t			 i;
 
-	for (i = 0; i < NTRANSPORTS; i++) {
-		for (p = transports[i]->prefixes; *p != NULL; p++) {
+	for (i = 0; (t = transport_nth(i)) != NULL; i++) {
+		for (p = t->prefixes; *p != NULL; p++) {
 			if (strncmp(spec, *p, strlen(*p)) == 0) {
 				*skip = strlen(*p);
-				return (transports[i]);
+				return (t);
 			}
 		}
 	}
 	return (NULL);
 }
 
-/* Every transport of this build, for the tests of their contract. */
-const struct transport *const *
-transport_all(size_t *n)
-{
-	*n = NTRANSPORTS;
-	return (transports);
-}
-
 /* Why a specification's transport is not available here, or NULL. */
 const char *
 transport_unavailable(const char *spec)
 {
-	size_t	 i;
+	const struct transport_absent	*a;
 
-	for (i = 0; i < sizeof(unavailable) / sizeof(unavailable[0]); i++) {
-		if (strncmp(spec, unavailable[i].prefix,
-		    strlen(unavailable[i].prefix)) == 0)
-			return (unavailable[i].why);
+	for (a = transports_absent; a->prefix != NULL; a++) {
+		if (strncmp(spec, a->prefix, strlen(a->prefix)) == 0)
+			return (a->why);
 	}
 	return (NULL);
 }
@@ -122,11 +88,12 @@ transport_unavailable(const char *spec)
 int
 transport_option_elsewhere(const char *name)
 {
-	size_t	 i, j;
+	const struct transport	*t;
+	size_t			 i, j;
 
-	for (i = 0; i < NTRANSPORTS; i++) {
-		for (j = 0; j < transports[i]->noptions; j++) {
-			if (strcmp(transports[i]->options[j].name, name) == 0)
+	for (i = 0; (t = transport_nth(i)) != NULL; i++) {
+		for (j = 0; j < t->noptions; j++) {
+			if (strcmp(t->options[j].name, name) == 0)
 				return (1);
 		}
 	}
@@ -137,13 +104,14 @@ transport_option_elsewhere(const char *name)
 void
 transport_prefixes(char *buf, size_t len)
 {
-	size_t	 i, n = 0;
+	const struct transport	*t;
+	size_t			 i, n = 0;
 
 	buf[0] = '\0';
-	for (i = 0; i < NTRANSPORTS; i++) {
+	for (i = 0; (t = transport_nth(i)) != NULL; i++) {
 		n += snprintf(buf + n, n < len ? len - n : 0, "%s%s",
-		    i == 0 ? "" : i + 1 == NTRANSPORTS ? " or " : ", ",
-		    transports[i]->prefixes[0]);
+		    i == 0 ? "" : transport_nth(i + 1) == NULL ? " or " : ", ",
+		    t->prefixes[0]);
 	}
 }
 

@@ -266,9 +266,20 @@ struct transport_env {
 };
 extern struct transport_env	 transport_env;
 
+/*
+ * local_SYSTEM.c: the system's local transports, NULL-terminated, and
+ * the prefixes it has no transport for, with why, ended by a NULL prefix.
+ */
+struct transport_absent {
+	const char	*prefix;
+	const char	*why;
+};
+extern const struct transport *const	 transports_local[];
+extern const struct transport_absent	 transports_absent[];
+
 /* transport.c: the transports, by the prefix of an endpoint. */
 const struct transport *transport_find(const char *, size_t *);
-const struct transport *const *transport_all(size_t *);
+const struct transport *transport_nth(size_t);
 const char	*transport_unavailable(const char *);
 void		 transport_close(const struct transport *, int);
 int		 transport_option_elsewhere(const char *);

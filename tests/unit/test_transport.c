@@ -94,10 +94,11 @@ options_its_own(const struct transport *t)
 int
 main(void)
 {
-	const struct transport *const	*all;
-	size_t				 i, j, n;
+	const struct transport	*all[32];
+	size_t			 i, j, n;
 
-	all = transport_all(&n);
+	for (n = 0; n < 32 && (all[n] = transport_nth(n)) != NULL; n++)
+		continue;
 	ok(n >= 3, "the build has transports (%zu)", n);
 	for (i = 0; i < n; i++) {
 		ok(all[i]->name != NULL && all[i]->example != NULL,
