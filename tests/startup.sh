@@ -138,6 +138,12 @@ like "the start-up log gives the tool's command line" "$(cat "$T/s.err")" \
     "dotnet-trace collect --diagnostic-port $T/stale.sock,connect"
 like "the start-up log says why it listens" "$(cat "$T/s.err")" \
     "local uds:$T/stale.sock: listening \(,listen given\)"
+# A port suspends the runtime unless told nosuspend: the mobile lines say
+# it, or the app would hang at start-up waiting for a tool.
+like "a mobile runtime's setting says nosuspend" "$(cat "$T/s.err")" \
+    'a mobile runtime: DOTNET_DiagnosticPorts=127\.0\.0\.1:[0-9]+,connect,nosuspend '
+like "... and so do its MSBuild properties" "$(cat "$T/s.err")" \
+    '-p:DiagnosticSuspend=false -p:DiagnosticListenMode=connect'
 stop_dsroute s
 
 umask 000

@@ -257,7 +257,11 @@ tcp_exposure(const struct endpoint *ep)
 	    EXPOSURE_REFUSE : EXPOSURE_NONE);
 }
 
-/* The .NET SDK's MSBuild properties for a mobile runtime at addr. */
+/*
+ * The .NET SDK's MSBuild properties for a mobile runtime at addr.  A
+ * port's default is to suspend the runtime until a tool resumes it, so
+ * say nosuspend, as the environment variable's line does.
+ */
 static void
 tcp_msbuild(const char *addr, const char *mode)
 {
@@ -265,7 +269,8 @@ tcp_msbuild(const char *addr, const char *mode)
 	int		 v6 = addr[0] == '[';
 
 	log_info("  ... built with the .NET SDK: -p:DiagnosticAddress=%.*s "
-	    "-p:DiagnosticPort=%s -p:DiagnosticListenMode=%s",
+	    "-p:DiagnosticPort=%s -p:DiagnosticSuspend=false "
+	    "-p:DiagnosticListenMode=%s",
 	    (int)(colon - addr) - 2 * v6, addr + v6, colon + 1, mode);
 }
 
@@ -288,12 +293,14 @@ tcp_howto(const struct endpoint *ep, const struct endpoint *other)
 		    "/tmp/dsroute.sock,connect", strrchr(addr, ':') + 1);
 	if (runtimes) {
 		log_info("  a mobile runtime: "
-		    "DOTNET_DiagnosticPorts=%s,connect", addr);
+		    "DOTNET_DiagnosticPorts=%s,connect,nosuspend (or ,suspend "
+		    "to wait for a tool at start-up)", addr);
 		tcp_msbuild(addr, "connect");
 	}
 	if (ep->role != ROLE_LISTEN) {
 		log_info("  a runtime listening on TCP "
-		    "(DOTNET_DiagnosticPorts=%s,listen on a mobile device), or "
+		    "(DOTNET_DiagnosticPorts=%s,listen,nosuspend on a mobile "
+		    "device), or "
 		    "another dsroute listening there", addr);
 		tcp_msbuild(addr, "listen");
 	}
