@@ -341,6 +341,99 @@ reply_header(const uint8_t *buf, size_t len, size_t *size, uint32_t *hresult)
 }
 
 /*
+ * Who a ProcessInfo, ProcessInfo2 or ProcessInfo3 reply (v3: its u32
+ * version first) says it is, for a router that keeps the reply to check
+ * it against the runtime it came from: the reply must be whole, its
+ * header's size len exactly.  Return 0 for an OK, with its pid and
+ * cookie; 1 for an error frame, with its HRESULT; -1 otherwise.
+ */
+int
+ipc_info_reply_id(const uint8_t *buf, size_t len, int v3, uint64_t *pid,
+    uint8_t cookie[IPC_COOKIE_LEN], uint32_t *hresult)
+{
+	size_t	 size, off = IPC_HEADER_LEN + (v3 ? 4 : 0);
+	int	 rv;
+
+	if ((rv = reply_header(buf, len, &size, hresult)) == -1 ||
+	    size != len)
+		return (-1);
+	if (rv == 1)
+		return (size == 24 ? 1 : -1);
+	if (size < off + 8 + IPC_COOKIE_LEN)
+		return (-1);
+	*pid = le64(buf + off);
+	memcpy(cookie, buf + off + 8, IPC_COOKIE_LEN);
+	return (0);
+}
+
+/* Take n bytes of what is left at *off, or say there are not so many. */
+static int
+skip(size_t len, size_t *off, uint64_t n)
+{
+	if (n > len - *off)
+		return (-1);
+	*off += (size_t)n;
+	return (0);
+}
+
+/* Skip a string: a u32 count of UTF-16 units, then 2 bytes each. */
+static int
+skip_string(const uint8_t *p, size_t len, size_t *off)
+{
+	uint64_t	 count;
+
+	if (len - *off < 4)
+		return (-1);
+	count = ipc_get32(p + *off);
+	*off += 4;
+	return (skip(len, off, 2 * count));
+}
+
+/*
+ * Find the sessionBufferMode of a CollectTracing6 payload (plen bytes
+ * after the header), which a streaming session has last, after its
+ * providers (documentation/design-docs/ipc-protocol.md of
+ * dotnet/diagnostics, and its client's SerializeV6): u32 session_type
+ * (0), u32 circularBufferMB, u32 format, u64 rundownKeyword, bool
+ * requestStackwalk, then array<provider> of u64 keywords, u32 logLevel,
+ * string name, string arguments and an event filter (bool enable,
+ * array<u32> ids), then u32 sessionBufferMode: 0 Drop, 1 Block.  Return
+ * 1 with the mode in *mode, 0 for a user_events session (which has no
+ * mode), -1 if the payload ends before the mode.  Never reads past plen.
+ */
+int
+ipc_collect6_buffer_mode(const uint8_t *p, size_t plen, uint32_t *mode)
+{
+	uint64_t	 n, i, ids;
+	size_t		 off = 0;
+
+	if (plen < 4)
+		return (-1);
+	if (ipc_get32(p) != 0)
+		return (0);
+	off = 4;
+	if (skip(plen, &off, 4 + 4 + 8 + 1) == -1 || plen - off < 4)
+		return (-1);
+	n = ipc_get32(p + off);
+	off += 4;
+	for (i = 0; i < n; i++) {
+		if (skip(plen, &off, 8 + 4) == -1 ||
+		    skip_string(p, plen, &off) == -1 ||
+		    skip_string(p, plen, &off) == -1 ||
+		    skip(plen, &off, 1) == -1 || plen - off < 4)
+			return (-1);
+		ids = ipc_get32(p + off);
+		off += 4;
+		if (skip(plen, &off, 4 * ids) == -1)
+			return (-1);
+	}
+	if (plen - off < 4)
+		return (-1);
+	*mode = ipc_get32(p + off);
+	return (1);
+}
+
+/*
  * Parse a complete ProcessInfo reply: u64 pid, then the 16-byte cookie.
  * Return 0 on success, 1 for an error frame (its HRESULT in *hresult), -1
  * when the bytes are not a reply at all.

@@ -38,7 +38,11 @@ struct evbuffer;
 #define IPC_ID_PROCESS_INFO	0x00	/* in IPC_SET_PROCESS */
 #define IPC_ID_RESUME_RUNTIME	0x01	/* in IPC_SET_PROCESS */
 #define IPC_ID_PROCESS_INFO2	0x04	/* in IPC_SET_PROCESS */
+#define IPC_ID_PROCESS_INFO3	0x08	/* in IPC_SET_PROCESS */
 #define IPC_ID_ERROR		0xff
+#define IPC_ID_COLLECT_TRACING6	0x07	/* in IPC_SET_EVENTPIPE */
+#define IPC_BUFFER_MODE_DROP	0	/* CollectTracing6: lossy */
+#define IPC_BUFFER_MODE_BLOCK	1	/* ... the app's threads wait */
 
 #define HRESULT_BAD_ENCODING	0x80131384U
 #define HRESULT_UNKNOWN_COMMAND	0x80131385U
@@ -130,6 +134,9 @@ void		 ipc_request(uint8_t [IPC_HEADER_LEN], uint8_t, uint8_t);
 size_t		 ipc_size(const uint8_t *);
 void		 ipc_advertise_build(uint8_t [ADVR_LEN],
 		    const struct advertise *);
+int		 ipc_collect6_buffer_mode(const uint8_t *, size_t, uint32_t *);
+int		 ipc_info_reply_id(const uint8_t *, size_t, int, uint64_t *,
+		    uint8_t [IPC_COOKIE_LEN], uint32_t *);
 int		 ipc_processinfo_parse(const uint8_t *, size_t,
 		    struct advertise *, uint32_t *);
 int		 ipc_process_info_parse(const uint8_t *, size_t, int,

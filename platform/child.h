@@ -3,9 +3,10 @@
 /*
  * Processes the daemon runs (posix_child.c, win32_child.c): helper
  * programs whose output is logged and whose exit is reported (adb,
- * iproxy), and bare processes
- * that only need reaping (the stand-ins of standin.c).  One SIGCHLD
- * event on the daemon's loop reaps them all.
+ * iproxy), the application a front end launches (-- COMMAND), which
+ * shares our standard streams and whose end ends the router, and bare
+ * processes that only need reaping (the stand-ins of standin.c).  One
+ * SIGCHLD event on the daemon's loop reaps them all.
  */
 
 #ifndef CHILD_H
@@ -34,6 +35,9 @@ struct child {
 	struct evbuffer		*output;	/* its stdout */
 	struct event		 deadline;
 	int			 timed_out;
+	int			 launched;	/* child_launch()'s: no pipes */
+	int			 tty;		/* ... given our terminal */
+	int			 signal;	/* the signal that ended it, or 0 */
 	TAILQ_ENTRY(child)	 entry;
 };
 
@@ -43,6 +47,10 @@ void		 child_init(struct event_base *);
 
 /* posix_child.c, win32_child.c */
 int		 child_spawn(struct child *, char *const []);
+int		 child_launch_available(void);
+int		 child_launch(struct child *, char *const [], char *const []);
+int		 child_signal(struct child *, int);
+void		 child_hold(pid_t);
 int		 child_running(const struct child *);
 void		 child_stop(struct child *, int);
 void		 child_wait(struct child *);

@@ -11,6 +11,12 @@
  * over with child_reap_later() once it is done with them, so that the
  * same SIGCHLD event collects them and no pid is reused while its owner
  * may still signal it.
+ *
+ * The application a front end launches (-- COMMAND) is neither: it gets
+ * our standard streams and environment, a process group of its own
+ * (given the terminal's foreground when we have it, as a shell gives a
+ * job), and its end is reported with its status.  As process 1 of a
+ * container we are what its orphans are given to: they are reaped too.
  */
 
 #include "config.h"
@@ -40,6 +46,9 @@ static TAILQ_HEAD(, child) children = TAILQ_HEAD_INITIALIZER(children);
 static struct event	*sigchld_ev;
 static pid_t		*orphans;	/* bare pids still to reap */
 static size_t		 norphans, orphans_size;
+static pid_t		*held;		/* bare pids their owners still hold */
+static size_t		 nheld, held_size;
+
 
 static void	 child_reap(evutil_socket_t, short, void *);
 
@@ -201,6 +210,186 @@ fail:
 	return (-1);
 }
 
+/* A launched child had our terminal's foreground: take it back. */
+static void
+launch_take_terminal(struct child *c)
+{
+	sigset_t	 ttou, saved;
+
+	if (!c->tty)
+		return;
+	c->tty = 0;
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &saved);
+	(void)tcsetpgrp(STDIN_FILENO, getpgrp());
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+}
+
+/* A launched child ended: its status, by exit or by signal, to the owner. */
+static void
+launch_finish(struct child *c, int status)
+{
+	launch_take_terminal(c);
+	c->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	if (c->done != NULL)
+		c->done(c, WIFEXITED(status) ? WEXITSTATUS(status) : -1, NULL);
+}
+
+/* Launching applications is what this system does. */
+int
+child_launch_available(void)
+{
+	return (1);
+}
+
+/*
+ * In the launched child: the signals as a program expects them, its own
+ * process group and, when we had the terminal, its foreground; then our
+ * environment with env's changes, and the program.  An exec that fails
+ * writes its errno to report.
+ */
+static void __dead
+launch_exec(char *const argv[], char *const env[], int tty, int report)
+{
+	static const int sigs[] = {
+		SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD, SIGTTIN,
+		SIGTTOU, SIGTSTP
+	};
+	sigset_t	 none;
+	const char	*eq;
+	size_t		 i;
+	int		 e;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+	(void)setpgid(0, 0);
+	if (tty) {
+		/* From a background group, tcsetpgrp would stop us. */
+		signal(SIGTTOU, SIG_IGN);
+		(void)tcsetpgrp(STDIN_FILENO, getpid());
+		signal(SIGTTOU, SIG_DFL);
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (i = 0; env[i] != NULL; i++) {
+		if ((eq = strchr(env[i], '=')) == NULL)
+			(void)unsetenv(env[i]);
+		else if (putenv(env[i]) != 0)
+			goto fail;
+	}
+	/*
+	 * Our standard streams, and nothing else of whoever started us:
+	 * the report pipe goes first past them, closed at exec.
+	 */
+	if (report != STDERR_FILENO + 1) {
+		if (dup2(report, STDERR_FILENO + 1) == -1)
+			goto fail;
+		report = STDERR_FILENO + 1;
+	}
+	(void)fcntl(report, F_SETFD, FD_CLOEXEC);
+	platform_close_from(report + 1);
+	os_dies_with_parent(SIGTERM);
+	execvp(argv[0], argv);
+fail:
+	e = errno;
+	(void)write(report, &e, sizeof(e));
+	_exit(127);
+}
+
+/*
+ * Launch argv[0] (searched in PATH unless it has a slash) with our
+ * standard streams and environment, changed by env: "NAME=VALUE" sets,
+ * "NAME" unsets.  The caller set c->name and c->done, which is called
+ * with its exit status, or with c->signal set to the signal that ended
+ * it.  This waits for the exec (a pipe closed on exec), so that a
+ * program that cannot run is told here: return -1 with errno set.
+ */
+int
+child_launch(struct child *c, char *const argv[], char *const env[])
+{
+	sigset_t	 all, saved;
+	ssize_t		 n;
+	int		 report[2], e;
+
+	c->fd[0] = c->fd[1] = -1;
+	c->in[0] = c->in[1] = c->output = NULL;
+	c->pid = -1;
+	c->timed_out = c->signal = 0;
+	c->launched = 1;
+	if (child_watch() == -1) {
+		errno = ENOMEM;
+		return (-1);
+	}
+	/* As a shell gives a job the terminal: when we are its foreground. */
+	c->tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	if (pipe2(report, O_CLOEXEC) == -1)
+		return (-1);
+	/* No handler of ours (libevent's) may run in the child. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &saved);
+	c->pid = fork();
+	if (c->pid == 0)
+		launch_exec(argv, env, c->tty, report[1]);
+	e = errno;
+	close(report[1]);
+	if (c->pid == -1) {
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		close(report[0]);
+		errno = e;
+		return (-1);
+	}
+	/* Both sides set the group: neither may signal it before it is. */
+	(void)setpgid(c->pid, c->pid);
+	while ((n = read(report[0], &e, sizeof(e))) == -1 && errno == EINTR)
+		continue;
+	close(report[0]);
+	if (n != 0) {
+		while (waitpid(c->pid, NULL, 0) == -1 && errno == EINTR)
+			continue;
+		c->pid = -1;
+		launch_take_terminal(c);
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		errno = n == sizeof(e) ? e : EIO;
+		return (-1);
+	}
+	evtimer_assign(&c->deadline, child_base, child_deadline, c);
+	TAILQ_INSERT_TAIL(&children, c, entry);
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	log_debug("%s runs as pid %ld%s", c->name, (long)c->pid, c->tty ?
+	    ", in the terminal's foreground" : "");
+	return (0);
+}
+
+/* Pass a signal on to a launched child.  Return -1 if it is not there. */
+int
+child_signal(struct child *c, int sig)
+{
+	if (!child_running(c))
+		return (-1);
+	return (kill(c->pid, sig));
+}
+
+/*
+ * A bare process its owner will hand over with child_reap_later(): until
+ * then, reaping the orphans of a container passes over it.
+ */
+void
+child_hold(pid_t pid)
+{
+	pid_t	*p;
+	size_t	 size;
+
+	if (nheld == held_size) {
+		size = held_size == 0 ? 16 : held_size * 2;
+		if ((p = reallocarray(held, size, sizeof(*p))) == NULL)
+			return;		/* then it is reaped like an orphan */
+		held = p;
+		held_size = size;
+	}
+	held[nheld++] = pid;
+}
+
 /* A child ended: collect what it said, free its state, tell the caller. */
 static void
 child_finish(struct child *c, int status)
@@ -210,16 +399,20 @@ child_finish(struct child *c, int status)
 
 	TAILQ_REMOVE(&children, c, entry);
 	evtimer_del(&c->deadline);
+	log_debug("%s ended (%s %d)", c->name, WIFEXITED(status) ?
+	    "exit status" : "signal", WIFEXITED(status) ?
+	    WEXITSTATUS(status) : WTERMSIG(status));
+	c->pid = -1;
+	if (c->launched) {
+		launch_finish(c, status);
+		return;
+	}
 	child_close_stream(c, 0);
 	child_close_stream(c, 1);
 	if (WIFEXITED(status) && !c->timed_out)
 		result = WEXITSTATUS(status);
 	else
 		result = -1;
-	log_debug("%s ended (%s %d)", c->name, WIFEXITED(status) ?
-	    "exit status" : "signal", WIFEXITED(status) ?
-	    WEXITSTATUS(status) : WTERMSIG(status));
-	c->pid = -1;
 	evbuffer_free(c->in[0]);
 	evbuffer_free(c->in[1]);
 	c->in[0] = c->in[1] = NULL;
@@ -251,6 +444,49 @@ child_reap_orphans(void)
 	}
 }
 
+/* Whether pid is a bare process of ours, held or handed over. */
+static int
+child_known(pid_t pid)
+{
+	size_t	 i;
+
+	for (i = 0; i < nheld; i++) {
+		if (held[i] == pid)
+			return (1);
+	}
+	for (i = 0; i < norphans; i++) {
+		if (orphans[i] == pid)
+			return (1);
+	}
+	return (0);
+}
+
+/*
+ * As process 1 we are given every orphan of the container: reap those
+ * that ended and are none of ours.  WNOWAIT looks without reaping, so a
+ * stand-in's pid stays its owner's until it is handed over.
+ */
+static void
+child_reap_adopted(void)
+{
+	struct child	*c;
+	siginfo_t	 si;
+
+	if (getpid() != 1)
+		return;
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
+		    si.si_pid == 0 || child_known(si.si_pid))
+			return;
+		TAILQ_FOREACH(c, &children, entry) {
+			if (c->pid == si.si_pid)
+				return;
+		}
+		(void)waitpid(si.si_pid, NULL, WNOHANG);
+	}
+}
+
 /* SIGCHLD: reap whichever of our children ended. */
 static void
 child_reap(evutil_socket_t sig, short what, void *arg)
@@ -266,6 +502,7 @@ child_reap(evutil_socket_t sig, short what, void *arg)
 			child_finish(c, status);
 	}
 	child_reap_orphans();
+	child_reap_adopted();
 }
 
 /*
@@ -297,8 +534,14 @@ void
 child_reap_later(pid_t pid)
 {
 	pid_t	*p;
-	size_t	 size;
+	size_t	 size, i;
 
+	for (i = 0; i < nheld; i++) {
+		if (held[i] == pid) {
+			held[i] = held[--nheld];
+			break;
+		}
+	}
 	if (waitpid(pid, NULL, WNOHANG) != 0)
 		return;
 	if (norphans == orphans_size) {
@@ -355,6 +598,9 @@ child_cleanup(void)
 	free(orphans);
 	orphans = NULL;
 	norphans = orphans_size = 0;
+	free(held);
+	held = NULL;
+	nheld = held_size = 0;
 	if (sigchld_ev != NULL) {
 		event_free(sigchld_ev);
 		sigchld_ev = NULL;

@@ -18,9 +18,11 @@
  * that path still leads to it (platform/darwin.c).
  *
  * It knows it is a stand-in by STANDIN_ENV, "FD:PPID": its lifeline's
- * descriptor and the pid of the dsroute that started it.  That variable
- * is the whole environment it is given (nothing of ours leaks into it),
- * and it blanks it.  A variable left over in a user's environment does
+ * descriptor and the pid of the dsroute that started it, which it
+ * blanks.  Its environment is that and TMPDIR, the directory of its
+ * socket, nothing of ours: the tools read a process's TMPDIR
+ * (/proc/PID/environ, readable by its uid alone) to find its socket
+ * when theirs is another.  A variable left over in a user's environment does
  * not turn dsroute into a stand-in (FD must be a socket and PPID our
  * parent), nor is such a dsroute a router: it stops, saying why, since a
  * stand-in's command line (a remote app's name, what it stands for) must
@@ -132,16 +134,16 @@ fail:
 
 /*
  * Start a stand-in called name, its command line name then the words of
- * what.  Return -1 with a message in err if it cannot start.  This
- * waits for its exec (a pipe closed on exec), so that a failure is told
- * here, not later.
+ * what, its TMPDIR tmpdir (none if NULL).  Return -1 with a message in
+ * err if it cannot start.  This waits for its exec (a pipe closed on
+ * exec), so that a failure is told here, not later.
  */
 int
 standin_start(struct standin *s, const char *name, const char *what,
-    char *err, size_t errlen)
+    const char *tmpdir, char *err, size_t errlen)
 {
-	char		*argv[STANDIN_WORDS + 2], *envp[2], env[64];
-	char		*words;
+	char		*argv[STANDIN_WORDS + 2], *envp[3], env[64];
+	char		*words, *dir = NULL;
 	int		 life[2], report[2], argc = 0, e;
 	sigset_t	 all, saved;
 	struct proc_info pi;
@@ -174,10 +176,20 @@ standin_start(struct standin *s, const char *name, const char *what,
 	    (long)getpid());
 	envp[0] = env;
 	envp[1] = NULL;
+	if (tmpdir != NULL) {
+		if (asprintf(&dir, "TMPDIR=%s", tmpdir) == -1) {
+			snprintf(err, errlen, "out of memory");
+			free(words);
+			return (-1);
+		}
+		envp[1] = dir;
+		envp[2] = NULL;
+	}
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, life) == -1) {
 		snprintf(err, errlen, "socketpair: %s", strerror(errno));
 		free(words);
+		free(dir);
 		return (-1);
 	}
 	if (pipe2(report, O_CLOEXEC) == -1) {
@@ -211,15 +223,18 @@ standin_start(struct standin *s, const char *name, const char *what,
 	}
 	close(life[1]);
 	s->fd = life[0];
+	child_hold(s->pid);
 	if (proc_info_get(s->pid, 0, &pi) == 0)
 		s->starttime = pi.starttime;
 	free(words);
+	free(dir);
 	return (0);
 
 fail:
 	close(life[0]);
 	close(life[1]);
 	free(words);
+	free(dir);
 	return (-1);
 }
 
@@ -323,11 +338,14 @@ standin_main(int argc, char *argv[])
 	platform_close_from(fd + 1);
 
 	/*
-	 * Nothing in the environment.  /proc/PID/environ cannot shrink
-	 * without CAP_SYS_RESOURCE: what was there is blanked in place.
+	 * Nothing in the environment but TMPDIR, for the tools that read it.
+	 * /proc/PID/environ cannot shrink without CAP_SYS_RESOURCE: what
+	 * else was there is blanked in place.
 	 */
-	for (e = environ; e != NULL && *e != NULL; e++)
-		memset(*e, 0, strlen(*e));
+	for (e = environ; e != NULL && *e != NULL; e++) {
+		if (strncmp(*e, "TMPDIR=", 7) != 0)
+			memset(*e, 0, strlen(*e));
+	}
 	(void)clearenv();
 
 	platform_set_name(argv[0]);

@@ -794,6 +794,43 @@ child_reap_later(pid_t pid)
 {
 }
 
+/*
+ * Launching an application (-- COMMAND) is not done here: its signals,
+ * its console and its exit status would all need their Windows ways.
+ * The front ends refuse -- before anything starts.
+ */
+int
+child_launch_available(void)
+{
+	return (0);
+}
+
+int
+child_launch(struct child *c, char *const argv[], char *const env[])
+{
+	(void)c;
+	(void)argv;
+	(void)env;
+	errno = ENOSYS;
+	return (-1);
+}
+
+int
+child_signal(struct child *c, int sig)
+{
+	(void)c;
+	(void)sig;
+	errno = ENOSYS;
+	return (-1);
+}
+
+/* No bare processes are reaped here. */
+void
+child_hold(pid_t pid)
+{
+	(void)pid;
+}
+
 int
 child_running(const struct child *c)
 {

@@ -23,7 +23,7 @@ standin_init(char *err, size_t len)
 
 int
 standin_start(struct standin *s, const char *app, const char *what,
-    char *err, size_t len)
+    const char *tmpdir, char *err, size_t len)
 {
 	s->pid = -1;
 	s->fd = -1;

@@ -17,8 +17,10 @@
  *     that matches the peer, else the endpoint's policy=, else the default
  *     of the peer's class;
  *  6. an allowed command's payload must pass: no user_events session (its
- *     file descriptor cannot cross a byte pump), the buffer cap, a dump
- *     path that is absolute and, with dump-dir=, below that directory.
+ *     file descriptor cannot cross a byte pump), no Block-mode session
+ *     from a network peer unless the endpoint says may-stall-app, the
+ *     buffer cap, a dump path that is absolute and, with dump-dir=, below
+ *     that directory.
  */
 
 #include "config.h"
@@ -89,6 +91,7 @@ struct acl_policy {
 	size_t			 nrules;
 	char			*dump_dir;	/* no trailing slash; "" is / */
 	uint32_t		 max_buffer_mb;	/* 0: no cap */
+	int			 may_stall_app;	/* network peers may ask Block */
 	struct grant		*advertisers;	/* advertise=PRINCIPAL */
 	size_t			 nadvertisers;
 	struct allow_rule	*allow;		/* allow-cn=, -san=, -fp= */
@@ -809,6 +812,21 @@ acl_set_max_buffer(struct acl_policy **pp, const char *v, char *err,
 	return (0);
 }
 
+/*
+ * may-stall-app: network peers may start Block-mode (non-lossy) sessions,
+ * whose app threads wait while they read.
+ */
+int
+acl_set_may_stall_app(struct acl_policy **pp, char *err, size_t len)
+{
+	struct acl_policy	*p;
+
+	if ((p = policy_get(pp, err, len)) == NULL)
+		return (-1);
+	p->may_stall_app = 1;
+	return (0);
+}
+
 /* Return non-zero if the first bits of two addresses are equal. */
 static int
 prefix_equal(const uint8_t *a, const uint8_t *b, int bits)
@@ -1146,10 +1164,40 @@ deny(struct acl_decision *d, uint32_t hresult, const char *rule,
 	d->reason = reason;
 }
 
+/*
+ * A CollectTracing6 streaming session in Block mode makes the app's
+ * threads wait while the reader is slow, and a reader beyond a network
+ * hop is as slow as the hop: from a network peer only where the endpoint
+ * says may-stall-app.  Any mode but Drop counts as Block, since a later
+ * one would not be lossy either.  The refusal is UNKNOWN_COMMAND, what a
+ * runtime older than .NET 11 answers, so that a tool that tries Block
+ * first (dotnet-gcdump) goes on in Drop mode.
+ */
+static void
+check_block_mode(const struct acl_policy *p, const struct acl_peer *peer,
+    const uint8_t *payload, size_t plen, struct acl_decision *d)
+{
+	uint32_t	 mode;
+	int		 rv;
+
+	if (peer->local || (p != NULL && p->may_stall_app))
+		return;
+	if ((rv = ipc_collect6_buffer_mode(payload, plen, &mode)) == -1)
+		deny(d, HRESULT_BAD_ENCODING, "malformed-payload",
+		    "the CollectTracing6 payload ends before its "
+		    "sessionBufferMode");
+	else if (rv == 1 && mode != IPC_BUFFER_MODE_DROP)
+		deny(d, HRESULT_UNKNOWN_COMMAND, "block-mode",
+		    "a Block (non-lossy) session from a network peer: the "
+		    "app's threads would wait for this reader; the endpoint "
+		    "has no may-stall-app (refused as an unknown command, so "
+		    "that the tool falls back to Drop)");
+}
+
 /* Check the payload of an allowed command against the policy. */
 static void
-check_payload(const struct acl_policy *p, int cmd, const uint8_t *msg,
-    size_t len, struct acl_decision *d)
+check_payload(const struct acl_policy *p, const struct acl_peer *peer,
+    int cmd, const uint8_t *msg, size_t len, struct acl_decision *d)
 {
 	const uint8_t	*payload = msg + IPC_HEADER_LEN;
 	size_t		 plen = len - IPC_HEADER_LEN, off = 0;
@@ -1170,6 +1218,11 @@ check_payload(const struct acl_policy *p, int cmd, const uint8_t *msg,
 			    "a user_events session needs a file descriptor, "
 			    "which cannot cross dsroute");
 			return;
+		}
+		if (cmd == CMD(IPC_SET_EVENTPIPE, IPC_ID_COLLECT_TRACING6)) {
+			check_block_mode(p, peer, payload, plen, d);
+			if (!d->allow)
+				return;
 		}
 		off = 4;
 		/* FALLTHROUGH */
@@ -1266,7 +1319,7 @@ acl_decide(const struct acl_policy *p, const struct acl_peer *peer,
 		d->rule = role_rules[d->role];
 	d->allow = 1;
 	d->reason = "allowed";
-	check_payload(p, cmd, msg, len, d);
+	check_payload(p, peer, cmd, msg, len, d);
 }
 
 /*

@@ -97,6 +97,7 @@ int		 acl_set_dump_dir(struct acl_policy **, const char *, char *,
 const char	*acl_dump_dir(const struct acl_policy *);
 int		 acl_set_max_buffer(struct acl_policy **, const char *, char *,
 		    size_t);
+int		 acl_set_may_stall_app(struct acl_policy **, char *, size_t);
 void		 acl_policy_free(struct acl_policy *);
 int		 acl_has_advertisers(const struct acl_policy *);
 const struct allow_rule *acl_allow_list(const struct acl_policy *, int *);

@@ -3,9 +3,11 @@
 /*
  * dsroute's own command line: settings as long options (the settings
  * table makes the getopt table and --help), then two endpoints, LOCAL and
- * REMOTE, or a configuration file of routes with -f.  -n checks them and
- * exits.  SIGHUP reloads the file, the command line's settings winning
- * over it as at start-up.
+ * REMOTE, or a configuration file of routes with -f.  After -- comes an
+ * application to run (launch.c); then one endpoint will do, the socket
+ * its runtime dials being the router's own.  -n checks them and exits.
+ * SIGHUP reloads the file, the command line's settings winning over it as
+ * at start-up.
  */
 
 #include "config.h"
@@ -18,6 +20,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "platform/child.h"
 #include "router/conffile.h"
 #include "router/daemon.h"
 #include "router/engine.h"
@@ -37,10 +40,16 @@ static struct {
 static int		 ngiven;
 
 static int	 cli_reload(void);
+static int	 cli_start(void);
+static void	 cli_stop(void);
 
 static const struct frontend cli = {
 	.name = "dsroute",
+	.start = cli_start,
+	.stop = cli_stop,
 	.reload = cli_reload,
+	.status = launch_status,
+	.signal = launch_signal,
 };
 
 static void __dead
@@ -51,6 +60,9 @@ usage(int status)
 	fprintf(fp,
 	    "usage: dsroute [options] LOCAL REMOTE\n"
 	    "       dsroute [options] -f FILE\n"
+	    "       dsroute [options] [LOCAL] REMOTE -- COMMAND [ARG...]\n"
+	    "              (run COMMAND, its runtime dialling LOCAL or a "
+	    "socket of ours)\n"
 	    "       dsroute client-server|server-server|server-client|"
 	    "client-client|\n"
 	    "               server-websocket|client-websocket [options]\n"
@@ -104,7 +116,9 @@ usage(int status)
 	    "  -f, --config FILE           run the routes of FILE "
 	    "(dsroute.conf(5))\n"
 	    "  -n, --check                 check the endpoints or FILE, "
-	    "then exit\n");
+	    "then exit\n"
+	    "      --suspend               -- COMMAND: its runtime waits for "
+	    "a ResumeRuntime\n");
 	settings_usage(fp);
 	fprintf(fp,
 	    "  -h, --help                  this text\n"
@@ -144,6 +158,7 @@ long_options(void)
 		{ "config", required_argument, NULL, 'f' },
 		{ "check", no_argument, NULL, 'n' },
 		{ "syntax", no_argument, NULL, OPT_SYNTAX },
+		{ "suspend", no_argument, NULL, 'S' },
 	};
 	struct option		*o;
 	const struct setting	*s;
@@ -305,11 +320,78 @@ endpoint_count(int argc, char *argv[], char *buf, size_t len)
 		    "-f FILE");
 	else if (argc == 1)
 		snprintf(buf, len, "%s is one endpoint; give two, LOCAL and "
-		    "REMOTE", argv[0]);
+		    "REMOTE, or REMOTE -- COMMAND", argv[0]);
 	else
 		snprintf(buf, len, "%d arguments; give two endpoints, LOCAL "
 		    "and REMOTE (a third, %s, is one too many)", argc, argv[2]);
 	return (buf);
+}
+
+/* The routes listen: run the application after --, if any. */
+static int
+cli_start(void)
+{
+	return (launch_start(TAILQ_FIRST(&routes), -1));
+}
+
+static void
+cli_stop(void)
+{
+	launch_stop();
+}
+
+/*
+ * The first -- ends dsroute's arguments; what follows is the application
+ * to run.  Return the number of arguments before it.
+ */
+static int
+split_command(int argc, char *argv[])
+{
+	int	 i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") != 0)
+			continue;
+		if (i + 1 == argc)
+			fatalx("--: give the application to run after it");
+		if (!child_launch_available())
+			fatalx("-- %s: starting an application is not "
+			    "supported on this system; start it yourself with "
+			    "DOTNET_DiagnosticPorts naming the router's socket",
+			    argv[i + 1]);
+		argv[i] = NULL;
+		return (i);
+	}
+	return (argc);
+}
+
+/* LOCAL and REMOTE, or REMOTE alone before -- with a socket of ours. */
+static void
+route_from_args(int argc, char *argv[], int check)
+{
+	struct route	*r;
+	char		 own[1200], err[512];
+	const char	*local, *remote;
+
+	if (argc == 1 && launch_wanted()) {
+		if (launch_private_spec(own, sizeof(own), err,
+		    sizeof(err)) == -1)
+			fatalx("%s", err);
+		local = own;
+		remote = argv[0];
+	} else if (argc == 2) {
+		local = argv[0];
+		remote = argv[1];
+	} else
+		usage_error(endpoint_count(argc, argv, err, sizeof(err)));
+	if ((r = route_new("main", local, remote, err, sizeof(err))) == NULL) {
+		if (check) {
+			fprintf(stderr, "%s\n", err);
+			exit(1);
+		}
+		fatalx("%s", err);
+	}
+	TAILQ_INSERT_TAIL(&routes, r, entry);
 }
 
 /*
@@ -324,8 +406,13 @@ cli_frontend(int argc, char *argv[])
 	const struct setting	*s;
 	struct route		*r;
 	char			 err[512];
-	int			 ch, check = 0, syntax = 0;
+	char			**command = NULL;
+	int			 ch, check = 0, syntax = 0, suspend = 0, ours;
 
+	/* getopt sees, and permutes, only what comes before --. */
+	if ((ours = split_command(argc, argv)) < argc)
+		command = argv + ours + 1;
+	argc = ours;
 	longopts = long_options();
 	while ((ch = getopt_long(argc, argv, "f:hnVv:", longopts,
 	    NULL)) != -1) {
@@ -343,6 +430,9 @@ cli_frontend(int argc, char *argv[])
 			break;
 		case OPT_SYNTAX:
 			syntax = 1;
+			break;
+		case 'S':
+			suspend = 1;
 			break;
 		case '?':
 			/* getopt has said which option. */
@@ -369,6 +459,12 @@ cli_frontend(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 
+	if (suspend && command == NULL)
+		fatalx("--suspend is for the application after --: give one");
+	if (command != NULL && config_path != NULL)
+		fatalx("-- COMMAND takes its endpoints on the command line, "
+		    "not -f: its runtime dials the route's socket");
+	launch_set(command, suspend);
 	if (config_path != NULL) {
 		if (argc != 0) {
 			snprintf(err, sizeof(err), "-f %s takes the routes from "
@@ -377,20 +473,8 @@ cli_frontend(int argc, char *argv[])
 			usage_error(err);
 		}
 		routes_from_file(check);
-	} else {
-		if (argc != 2)
-			usage_error(endpoint_count(argc, argv, err,
-			    sizeof(err)));
-		if ((r = route_new("main", argv[0], argv[1], err,
-		    sizeof(err))) == NULL) {
-			if (check) {
-				fprintf(stderr, "%s\n", err);
-				exit(1);
-			}
-			fatalx("%s", err);
-		}
-		TAILQ_INSERT_TAIL(&routes, r, entry);
-	}
+	} else
+		route_from_args(argc, argv, check);
 	if (check) {
 		if (metrics_http_check(err, sizeof(err)) == -1) {
 			fprintf(stderr, "%s\n", err);

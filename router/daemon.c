@@ -165,6 +165,9 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	case SIGTERM:
 	case SIGINT:
 		log_info("%s received", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		/* A front end's application is told first, and ends us. */
+		if (frontend->signal != NULL && frontend->signal(sig))
+			break;
 		drain();
 		break;
 	case SIGHUP:
@@ -259,13 +262,15 @@ daemon_run(const struct frontend *fe)
 	metrics_http_describe();
 	limit_reserve(metrics_http_fds());
 	limit_budget();
-	if (fe->start != NULL)
-		fe->start();
-	if (log_begin(&rec, LL_INFO, "ready")) {
-		log_say(&rec, "ready");
-		log_end(&rec);
+	if (fe->start != NULL && fe->start() == -1)
+		drain();	/* it said why; nothing is served */
+	else {
+		if (log_begin(&rec, LL_INFO, "ready")) {
+			log_say(&rec, "ready");
+			log_end(&rec);
+		}
+		notify_ready("ready; %s", serving());
 	}
-	notify_ready("ready; %s", serving());
 
 	event_base_dispatch(base);
 

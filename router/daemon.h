@@ -12,11 +12,14 @@
 /* What a front end does around the loop. */
 struct frontend {
 	const char	*name;
-	void		(*start)(void);		/* the routes listen */
+	int		(*start)(void);		/* the routes listen; -1: stop
+						   (status says with what) */
 	void		(*stop)(void);		/* the loop ended: undo start */
 	int		(*reload)(void);	/* SIGHUP: 1 reloaded, 0 nothing
 						   to, -1 failed (kept) */
 	int		(*status)(int);		/* the exit status, given ours */
+	int		(*signal)(int);		/* SIGTERM, SIGINT: 1 if taken
+						   (no drain), 0 to drain */
 };
 
 int		 daemon_run(const struct frontend *);

@@ -6,8 +6,9 @@
  * into routes for the daemon (daemon_run()).  Around the routes it does what
  * dotnet-dsrouter does: a default IPC socket that `dotnet-trace -p PID`
  * and `dotnet-trace ps` find, quitting on Q when a tool launched it or a
- * person types it, blocked signals, the runtime timeout and the port
- * forwarding of the presets (preset.c).
+ * person types it, blocked signals, the runtime timeout, the port
+ * forwarding of the presets (preset.c) and the application given after
+ * -- (launch.c), whose runtime dials a socket of the router's own.
  */
 
 #include "config.h"
@@ -30,6 +31,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "platform/child.h"
 #include "platform/platform.h"
 #include "router/daemon.h"
 #include "router/endpoint.h"
@@ -52,6 +54,8 @@
 #define O_UNSAFE	0x040
 #define O_COMMON	0x080	/* -rt, -v, -i, -bsig, --parentprocess */
 #define O_WS		0x100	/* the runtime's side is a WebSocket server */
+#define O_HOST_PORT	0x200	/* --host-port: where a preset listens */
+#define O_DEVICE_PORT	0x400	/* --device-port: the app's on the device */
 
 struct command {
 	const char		*name;
@@ -67,16 +71,16 @@ struct command {
 
 static const struct command commands[] = {
 	{ "client-server", MODE_CLIENT_SERVER,
-	    O_IPCC | O_TCPS | O_FORWARD | O_UNSAFE | O_COMMON,
+	    O_IPCC | O_TCPS | O_FORWARD | O_DEVICE_PORT | O_UNSAFE | O_COMMON,
 	    NULL, FORWARD_NONE, NULL, NULL, 0 },
 	{ "server-server", MODE_SERVER_SERVER,
-	    O_IPCS | O_TCPS | O_FORWARD | O_UNSAFE | O_COMMON,
+	    O_IPCS | O_TCPS | O_FORWARD | O_DEVICE_PORT | O_UNSAFE | O_COMMON,
 	    NULL, FORWARD_NONE, NULL, NULL, 0 },
 	{ "server-client", MODE_SERVER_CLIENT,
-	    O_IPCS | O_TCPC | O_FORWARD | O_COMMON,
+	    O_IPCS | O_TCPC | O_FORWARD | O_DEVICE_PORT | O_COMMON,
 	    NULL, FORWARD_NONE, NULL, NULL, 0 },
 	{ "client-client", MODE_CLIENT_CLIENT,
-	    O_IPCC | O_TCPC | O_FORWARD | O_COMMON,
+	    O_IPCC | O_TCPC | O_FORWARD | O_DEVICE_PORT | O_COMMON,
 	    NULL, FORWARD_NONE, NULL, NULL, 0 },
 	/* Browser runtimes dial a WebSocket server in both. */
 	{ "server-websocket", MODE_SERVER_SERVER,
@@ -85,13 +89,14 @@ static const struct command commands[] = {
 	{ "client-websocket", MODE_CLIENT_SERVER,
 	    O_IPCC | O_WS | O_UNSAFE | O_COMMON,
 	    NULL, FORWARD_NONE, NULL, NULL, 0 },
-	{ "android", MODE_SERVER_SERVER, O_SERIAL | O_COMMON,
+	{ "android", MODE_SERVER_SERVER,
+	    O_SERIAL | O_COMMON | O_HOST_PORT | O_DEVICE_PORT,
 	    "127.0.0.1:9001", FORWARD_ADB_REVERSE, "android device",
 	    "127.0.0.1", 9000 },
 	{ "android-emu", MODE_SERVER_SERVER, O_COMMON,
 	    "127.0.0.1:9000", FORWARD_NONE, "android emulator",
 	    "10.0.2.2", 9000 },
-	{ "ios", MODE_SERVER_CLIENT, O_SERIAL | O_COMMON,
+	{ "ios", MODE_SERVER_CLIENT, O_SERIAL | O_COMMON | O_DEVICE_PORT,
 	    "127.0.0.1:9000", FORWARD_IPROXY, "ios device",
 	    "127.0.0.1", 9000 },
 	{ "ios-sim", MODE_SERVER_CLIENT, O_COMMON,
@@ -109,7 +114,9 @@ enum {
 	OPT_BLOCK_SIGNALS,
 	OPT_PARENT_PROCESS,
 	OPT_UNSAFE_LISTEN,
-	OPT_WEB_SOCKET
+	OPT_WEB_SOCKET,
+	OPT_HOST_PORT,
+	OPT_DEVICE_PORT
 };
 
 static const struct option long_options[] = {
@@ -123,6 +130,8 @@ static const struct option long_options[] = {
 	{ "parentprocess", required_argument, NULL, OPT_PARENT_PROCESS },
 	{ "unsafe-listen", no_argument, NULL, OPT_UNSAFE_LISTEN },
 	{ "web-socket", required_argument, NULL, OPT_WEB_SOCKET },
+	{ "host-port", required_argument, NULL, OPT_HOST_PORT },
+	{ "device-port", required_argument, NULL, OPT_DEVICE_PORT },
 	{ "verbose", required_argument, NULL, 'v' },
 	{ "info", no_argument, NULL, 'i' },
 	{ "serial", required_argument, NULL, 's' },
@@ -160,6 +169,8 @@ static const char	*ipc_client, *ipc_server, *tcp_client, *tcp_server;
 static const char	*web_socket_url;
 static char		*web_socket;	/* HOST:PORT/PATH of the -ws URL */
 static int		 runtime_timeout_s = -1;
+static int		 host_port = -1, device_port = -1;
+static char		 preset_address[32];	/* with --host-port */
 static const char	*forward_name;
 static int		 show_info;
 static const char	*parent;
@@ -178,7 +189,9 @@ static struct event	 stdin_ev, timeout_ev, parent_ev, sigquit_ev;
 
 static char		**args;		/* the rewritten command line */
 
-static void	 dsrouter_start(void);
+static char		**command;	/* after --, or NULL */
+
+static int	 dsrouter_start(void);
 static void	 dsrouter_stop(void);
 static int	 dsrouter_status(int);
 
@@ -187,6 +200,7 @@ static const struct frontend dsrouter = {
 	.start = dsrouter_start,
 	.stop = dsrouter_stop,
 	.status = dsrouter_status,
+	.signal = launch_signal,
 };
 
 static void __dead
@@ -211,6 +225,8 @@ usage(int status)
 	    "presets (IPC server at the default path, found with -p PID):\n"
 	    "  android        TCP server 127.0.0.1:9001, adb reverse tcp:9000 "
 	    "tcp:9001\n"
+	    "                 (--host-port and --device-port change 9001 and "
+	    "9000)\n"
 	    "  android-emu    TCP server 127.0.0.1:9000 (the emulator dials "
 	    "10.0.2.2:9000)\n"
 	    "  ios            TCP client to the device's port 9000 through "
@@ -233,6 +249,13 @@ usage(int status)
 	    "  -fp, --forward-port Android|iOS  forward the port to a device "
 	    "(adb, iproxy)\n"
 	    "  -s, --serial SERIAL           the device for adb or iproxy\n"
+	    "      --device-port PORT        the app's port on the device "
+	    "(default: the\n"
+	    "                                host port less one; android and "
+	    "ios: 9000)\n"
+	    "      --host-port PORT          android: the port here that adb "
+	    "reverse reaches\n"
+	    "                                (default 9001)\n"
 	    "  -bsig, --block-signals LIST   ignore SIGINT;SIGQUIT;SIGTERM\n"
 	    "  -v, --verbose LEVEL           none, critical, error, warning, "
 	    "info, debug, trace\n"
@@ -240,6 +263,10 @@ usage(int status)
 	    "application and the tool\n"
 	    "      --unsafe-listen           allow plaintext TCP or ws "
 	    "beyond loopback\n"
+	    "After the options, -- COMMAND [ARG...] runs the application "
+	    "(client-server and\n"
+	    "server-server), its runtime dialling a socket of the router's "
+	    "own.\n"
 	    "Options also take the forms --opt:value and --opt=value.  "
 	    "Type q and Enter to quit.\n"
 	    "\n"
@@ -495,6 +522,21 @@ ws_check_host(void)
 	}
 }
 
+/* A port for --host-port or --device-port: 1 to 65535. */
+static int
+port_option(const char *option, const char *v)
+{
+	char	*end;
+	long	 n;
+
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (*v < '0' || *v > '9' || *end != '\0' || errno != 0 || n < 1 ||
+	    n > 65535)
+		fatalx("--%s %s: give a port from 1 to 65535", option, v);
+	return ((int)n);
+}
+
 /* Refuse an option the command does not take, as System.CommandLine does. */
 static void
 need(unsigned bit, const char *option)
@@ -553,6 +595,14 @@ parse_options(int argc, char *argv[])
 			need(O_UNSAFE, "--unsafe-listen");
 			settings.unsafe_listen = 1;
 			break;
+		case OPT_HOST_PORT:
+			need(O_HOST_PORT, "--host-port");
+			host_port = port_option("host-port", optarg);
+			break;
+		case OPT_DEVICE_PORT:
+			need(O_DEVICE_PORT, "--device-port");
+			device_port = port_option("device-port", optarg);
+			break;
 		case OPT_WEB_SOCKET:
 			need(O_WS, "--web-socket");
 			free(web_socket);
@@ -582,14 +632,45 @@ parse_options(int argc, char *argv[])
 			    cmd->name, opt);
 		}
 	}
-	if (optind < argc) {
-		if (strcmp(argv[optind - 1], "--") == 0)
-			fatalx("%s: starting an application after -- is not "
-			    "supported: start it yourself with the "
-			    "DOTNET_DiagnosticPorts value that -i prints",
+	if (optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
+		if (optind == argc)
+			fatalx("%s: --: give the application to run after it",
 			    cmd->name);
-		fatalx("%s: unexpected argument %s", cmd->name, argv[optind]);
+		command = argv + optind;
+		return;
 	}
+	if (optind < argc)
+		fatalx("%s: unexpected argument %s", cmd->name, argv[optind]);
+}
+
+/*
+ * The application after --: its runtime dials the router, on this host
+ * where the router listens for it, so only in the commands whose
+ * runtime side listens, and not with an address for runtimes elsewhere.
+ */
+static void
+check_command(void)
+{
+	if (command == NULL)
+		return;
+	if (!child_launch_available())
+		fatalx("%s: -- %s: starting an application is not supported "
+		    "on this system; start it yourself with the "
+		    "DOTNET_DiagnosticPorts value that -i prints", cmd->name,
+		    command[0]);
+	if ((cmd->mode != MODE_CLIENT_SERVER &&
+	    cmd->mode != MODE_SERVER_SERVER) || (cmd->options & O_WS) ||
+	    cmd->address != NULL)
+		fatalx("%s: -- %s: the application's runtime dials the router, "
+		    "which only client-server and server-server take",
+		    cmd->name, command[0]);
+	if (tcp_server != NULL || forward_name != NULL)
+		fatalx("%s: -- %s: the application dials a socket of this "
+		    "host that the router makes; --%s is for a runtime "
+		    "elsewhere: leave it out", cmd->name, command[0],
+		    tcp_server != NULL ? "tcp-server" : "forward-port");
+	/* As dotnet-dsrouter: suspended where a tool listens for it. */
+	launch_set(command, cmd->mode == MODE_CLIENT_SERVER);
 }
 
 /* Split "HOST:PORT" (or "[V6]:PORT", or a port alone) into its port. */
@@ -609,10 +690,12 @@ plan_forwarding(void)
 		    cmd->mode == MODE_SERVER_SERVER;
 
 	if (cmd->address != NULL) {
+		/* A preset's two ports are its own: the app's stays put. */
 		forward.kind = cmd->forward;
-		forward.host_port = address_port(cmd->address);
-		forward.device_port = cmd->forward == FORWARD_IPROXY ?
-		    cmd->app_port : forward.host_port - 1;
+		forward.host_port = address_port(tcp_listens ? tcp_server :
+		    tcp_client);
+		forward.device_port = device_port != -1 ? device_port :
+		    cmd->app_port;
 	} else if (forward_name != NULL) {
 		if (strcasecmp(forward_name, "Android") == 0)
 			forward.kind = tcp_listens ? FORWARD_ADB_REVERSE :
@@ -628,11 +711,18 @@ plan_forwarding(void)
 		if (forward.host_port == 0)
 			fatalx("--forward-port needs a fixed port in --%s",
 			    tcp_listens ? "tcp-server" : "tcp-client");
-		forward.device_port = forward.kind == FORWARD_IPROXY ?
-		    forward.host_port : forward.host_port - 1;
+		/* dotnet-dsrouter's rule, unless the device's is given. */
+		if (device_port != -1)
+			forward.device_port = device_port;
+		else
+			forward.device_port = forward.kind == FORWARD_IPROXY ?
+			    forward.host_port : forward.host_port - 1;
 	} else if (forward.serial != NULL)
 		fatalx("--serial chooses the device for adb or iproxy: give "
 		    "it with --forward-port");
+	else if (device_port != -1)
+		fatalx("--device-port is the port on the device that adb or "
+		    "iproxy forwards: give it with --forward-port");
 }
 
 /*
@@ -760,7 +850,11 @@ make_routes(void)
 	    platform_ipc_spec(path, spec, sizeof(spec)));
 	snprintf(local, sizeof(local), "%s,%s", spec, ipc_listens ?
 	    "listen" : "connect,peer=tool");
-	if (cmd->options & O_WS)
+	if (launch_wanted()) {
+		if (launch_private_spec(remote, sizeof(remote), err,
+		    sizeof(err)) == -1)
+			fatalx("%s: %s", cmd->name, err);
+	} else if (cmd->options & O_WS)
 		snprintf(remote, sizeof(remote), "ws:%s,listen,advertise=any",
 		    web_socket);
 	else
@@ -857,7 +951,8 @@ app_address(char *host, size_t len, int *port)
 
 	if (cmd->address != NULL) {
 		snprintf(host, len, "%s", cmd->app_host);
-		*port = cmd->app_port;
+		*port = forward.kind != FORWARD_NONE ? forward.device_port :
+		    cmd->app_port;
 		return;
 	}
 	if (forward.kind != FORWARD_NONE) {
@@ -915,6 +1010,17 @@ print_info(void)
 	/* A tool that launched us knows how it connects. */
 	if (parent != NULL)
 		tool_line = NULL;
+	if (launch_wanted()) {
+		printf("The application is dsroute pid=%ld's child, its "
+		    "runtime dialling the router.\n", (long)getpid());
+		if (tool_line != NULL)
+			printf("Run diagnostic tool connecting it through "
+			    "dsroute:\n%s\n", tool_line);
+		printf("See dsroute(1) for additional details and "
+		    "examples.\n\n");
+		fflush(stdout);
+		return;
+	}
 	if (cmd->options & O_WS) {
 		print_ws_info(tool_line);
 		return;
@@ -925,7 +1031,7 @@ print_info(void)
 }
 
 /* The routes listen: start what runs around them. */
-static void
+static int
 dsrouter_start(void)
 {
 	struct endpoint	*tcp = &main_route->endpoint[SIDE_REMOTE];
@@ -934,7 +1040,7 @@ dsrouter_start(void)
 
 	const char	*kind = cmd->options & O_WS ? "WebSocket" : "tcp";
 
-	if (tcp->role == ROLE_LISTEN &&
+	if (tcp->role == ROLE_LISTEN && tcp->transport->exposure != NULL &&
 	    tcp->transport->exposure(tcp) != EXPOSURE_NONE)
 		log_warning("Binding %s server endpoint to anything except "
 		    "loopback interface (localhost, 127.0.0.1 or [::1]) is NOT "
@@ -979,12 +1085,14 @@ dsrouter_start(void)
 		    runtime_timeout_s);
 	}
 	forward_start(&forward);
+	return (launch_start(main_route, SIDE_REMOTE));
 }
 
 /* The loop ended: undo the forwarding, free our events. */
 static void
 dsrouter_stop(void)
 {
+	launch_stop();
 	forward_stop(&forward);
 	if (watch_stdin)
 		event_del(&stdin_ev);
@@ -1051,7 +1159,7 @@ dsrouter_status(int rv)
 	args = NULL;
 	free(web_socket);
 	web_socket = NULL;
-	return (forward.failed ? 1 : rv);
+	return (forward.failed ? 1 : launch_status(rv));
 }
 
 /*
@@ -1087,9 +1195,14 @@ dsrouter_frontend(int argc, char *argv[])
 	snprintf(label, sizeof(label), "dsroute %s", cmd->name);
 	args = rewrite_args(argc - 1, argv + 1, label);
 	parse_options(argc - 1, args);
+	check_command();
 
 	if (cmd->address != NULL) {
-		if (cmd->mode == MODE_SERVER_SERVER)
+		if (host_port != -1) {
+			snprintf(preset_address, sizeof(preset_address),
+			    "127.0.0.1:%d", host_port);
+			tcp_server = preset_address;
+		} else if (cmd->mode == MODE_SERVER_SERVER)
 			tcp_server = cmd->address;
 		else
 			tcp_client = cmd->address;
@@ -1119,7 +1232,8 @@ dsrouter_frontend(int argc, char *argv[])
 		fatalx("%s: %s", cmd->name, err);
 	make_routes();
 	parse_parent();
-	watch_stdin = stdin_watchable();
+	/* The application has our standard input, and the terminal. */
+	watch_stdin = !launch_wanted() && stdin_watchable();
 	block_signals();
 
 	return (&dsrouter);

@@ -9,7 +9,8 @@
  *	listen, connect			the role, else decided at start-up
  *	peer=runtime|tool|router	what a connect endpoint reaches
  *	policy=ROLE, allow=CMD, deny=CMD, ROLE=PRINCIPAL, dump-dir=DIR,
- *	max-buffer-mb=N, advertise=PEER, app=, cmdline=, found=
+ *	max-buffer-mb=N, may-stall-app, advertise=PEER, app=, cmdline=,
+ *	found=
  *					the access control of acl.c
  *	allow-cn=, allow-san=, allow-fp=	an identity allow-list, where
  *					the transport's peers have identities
@@ -49,6 +50,8 @@ static int	 set_cmdline(struct endpoint *, const char *, char *, size_t);
 static int	 set_found(struct endpoint *, const char *, char *, size_t);
 static int	 set_max_buffer(struct endpoint *, const char *, char *,
 		    size_t);
+static int	 set_may_stall_app(struct endpoint *, const char *, char *,
+		    size_t);
 static int	 set_allow_cn(struct endpoint *, const char *, char *, size_t);
 static int	 set_allow_san(struct endpoint *, const char *, char *, size_t);
 static int	 set_allow_fp(struct endpoint *, const char *, char *, size_t);
@@ -76,6 +79,7 @@ static const struct endpoint_option policy_options[] = {
 	{ "cmdline", 1, set_cmdline },
 	{ "found", 1, set_found },
 	{ "max-buffer-mb", 1, set_max_buffer },
+	{ "may-stall-app", 0, set_may_stall_app },
 };
 
 /* ... and those only for transports whose peers have identities. */
@@ -227,6 +231,13 @@ static int
 set_max_buffer(struct endpoint *ep, const char *v, char *err, size_t len)
 {
 	return (acl_set_max_buffer(&ep->policy, v, err, len));
+}
+
+static int
+set_may_stall_app(struct endpoint *ep, const char *v, char *err, size_t len)
+{
+	(void)v;
+	return (acl_set_may_stall_app(&ep->policy, err, len));
 }
 
 static int

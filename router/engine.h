@@ -151,6 +151,10 @@ struct session {
 	uint8_t			 answer_peek[REPLY_PEEK];
 	size_t			 answer_len;
 	char			*rule;		/* the rule that decided */
+	int			 info_version;	/* of a ProcessInfo command, or
+						   -1: its reply to keep */
+	struct evbuffer		*info_reply;	/* ... as it came so far */
+	int			 from_record;	/* the router answered it */
 	uint8_t			*replay;	/* first message, until answered */
 	size_t			 replay_len;
 	TAILQ_ENTRY(session)	 entry;		/* all sessions */
@@ -183,6 +187,9 @@ enum errand_result {
 	ERRAND_FAILED		/* out of memory */
 };
 
+/* ProcessInfo, ProcessInfo2, ProcessInfo3: the replies kept of each. */
+#define INFO_VERSIONS		3
+
 /* A runtime known by its cookie, with at most one parked connection. */
 struct runtime {
 	struct route		*route;
@@ -212,6 +219,10 @@ struct runtime {
 	uint8_t			 hops;		/* routers between, if linked */
 	char			*where;		/* where that router found it */
 	uint64_t		 seen;		/* the link's last listing of it */
+	uint64_t		 unlisted;	/* since (ms) the link lists it
+						   not, or 0 */
+	uint8_t			*replies[INFO_VERSIONS]; /* infocache.c */
+	size_t			 reply_len[INFO_VERSIONS];
 	TAILQ_ENTRY(runtime)	 entry;
 };
 
@@ -328,8 +339,9 @@ void		 runtime_link_seen(struct route *, int,
 		    const struct ext_runtime *, uint64_t);
 void		 runtime_link_sweep(struct route *, uint64_t);
 struct runtime	*runtime_found_known(struct route *, const char *, uint64_t);
-void		 runtime_found_seen(struct route *, int, uint8_t, const char *,
+struct runtime	*runtime_found_seen(struct route *, int, uint8_t, const char *,
 		    uint64_t, const struct process_info *, uint64_t);
+struct runtime	*runtime_serving(struct session *);
 void		 runtime_found_sweep(struct route *, uint64_t);
 
 /* found.c */
@@ -341,6 +353,12 @@ void		 found_stop(struct route *);
 #define LINK_HOPS_MAX	8
 int		 link_start(struct route *, int, char *, size_t);
 void		 link_stop(struct route *);
+
+/* infocache.c */
+int		 infocache_version(uint8_t, uint8_t);
+void		 infocache_keep(struct runtime *, int, const uint8_t *, size_t);
+const uint8_t	*infocache_get(const struct runtime *, int, size_t *);
+void		 infocache_forget(struct runtime *);
 
 /* exchange.c: a request of the router's own, on a connection it dials. */
 struct exchange {
@@ -387,6 +405,9 @@ void		 errand_cancel(struct runtime *, enum errand_kind);
 int		 errand_parked(struct runtime *);
 void		 errand_event(struct runtime *);
 void		 errand_forget(struct runtime *);
+
+/* session.c, for the pump: a ProcessInfo reply's bytes as they come */
+void		 session_info_reply(struct session *, const uint8_t *, size_t);
 
 /* pump.c */
 int		 pump_read(struct conn *);

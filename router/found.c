@@ -145,6 +145,7 @@ probe_done(struct exchange *x, const char *why)
 	struct probe		*p = x->arg;
 	struct finding		*f = p->finding;
 	struct process_info	 pi;
+	struct runtime		*rt;
 	const uint8_t		*reply;
 	size_t			 len = evbuffer_get_length(x->in);
 	uint32_t		 hresult;
@@ -164,10 +165,11 @@ probe_done(struct exchange *x, const char *why)
 		probe_ask(p);
 		return;
 	}
-	if (rv == 0)
-		runtime_found_seen(f->route, f->side, f->kind, p->path, p->key,
-		    &pi, f->generation);
-	else
+	if (rv == 0) {
+		if ((rt = runtime_found_seen(f->route, f->side, f->kind,
+		    p->path, p->key, &pi, f->generation)) != NULL)
+			infocache_keep(rt, p->v1 ? 0 : 1, reply, len);
+	} else
 		log_info("%s: %s: %s", f->route->endpoint[f->side].name,
 		    p->path, rv == 1 ? "its runtime refused ProcessInfo" :
 		    "protocol error: a malformed ProcessInfo answer");

@@ -51,6 +51,16 @@ struct forward {
 	int			 failed;	/* iproxy ended: exit 1 */
 };
 
+/* launch.c: the application after -- */
+struct route;
+void		 launch_set(char **, int);
+int		 launch_wanted(void);
+int		 launch_private_spec(char *, size_t, char *, size_t);
+int		 launch_start(const struct route *, int);
+int		 launch_signal(int);
+void		 launch_stop(void);
+int		 launch_status(int);
+
 /* cli.c */
 const struct frontend *cli_frontend(int, char *[]);
 

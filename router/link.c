@@ -9,9 +9,12 @@
  * (session.c), so the other router judges it under its own ACL.
  *
  * One listing at a time, each an exchange (exchange.c): a fresh
- * connection, bounded by the handshake deadline.  A router that cannot be reached, or refuses the
- * listing, is said once until it answers again; its runtimes are kept
- * for LINK_MISSES_MAX polls, then dropped.
+ * connection, bounded by the handshake deadline.  A router that cannot
+ * be reached, or refuses the listing, is said once until it answers
+ * again.  A runtime that a listing lacks, or that a failed listing could
+ * not name, keeps its record and its stand-in for --link-grace
+ * (runtime.c): a router that restarts lists nothing at first, and the
+ * stand-in's pid is what tools were given.
  */
 
 #include "config.h"
@@ -33,15 +36,12 @@
 #include "router/settings.h"
 #include "transports/transport.h"
 
-#define LINK_MISSES_MAX		3
-
 struct link {
 	struct route		*route;
 	int			 side;		/* the peer=router endpoint */
 	struct exchange		 x;
 	struct event		 timer;		/* the next listing */
 	uint64_t		 generation;	/* of the listing under way */
-	int			 misses;	/* listings in a row that failed */
 	int			 down;		/* said that it failed */
 	int			 listed;	/* entries in this listing */
 	struct ext_runtime	 entry;
@@ -173,7 +173,6 @@ link_end(struct exchange *x, const char *why)
 			log_info("%s: the linked router answers again; it "
 			    "lists %d runtimes", name, l->listed);
 		l->down = 0;
-		l->misses = 0;
 		runtime_link_sweep(l->route, l->generation);
 	} else {
 		if (!l->down)
@@ -181,9 +180,8 @@ link_end(struct exchange *x, const char *why)
 			    "runtimes: %s; trying every %.1fs", name, why,
 			    settings.link_poll_ms / 1000.0);
 		l->down = 1;
-		/* What it listed before stands for a while. */
-		if (++l->misses >= LINK_MISSES_MAX)
-			runtime_link_sweep(l->route, 0);
+		/* A listing of none: what it listed waits out the grace. */
+		runtime_link_sweep(l->route, 0);
 	}
 	if (!draining)
 		schedule(l, settings.link_poll_ms);

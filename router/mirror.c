@@ -25,7 +25,10 @@
  * A runtime appears once its ProcessInfo2 (its name and command line)
  * is known and disappears with its record (runtime.c): when its parked
  * connection dies or it stays away past the backend wait, when its socket
- * goes (found.c), or when the linked router stops listing it (link.c).
+ * goes (found.c), or when the linked router has not listed it for
+ * --link-grace (link.c, runtime.c), so that a stand-in and its pid
+ * outlive that router's restart.  Its stand-in's TMPDIR is the mirror's
+ * directory, where tools with another TMPDIR look once they read it.
  * Its names go at once and its stand-in STANDIN_GRACE_MS later: a tool
  * lists the names, then reads each process's name and command line, and
  * dotnet-trace ps fails whole (an unhandled InvalidOperationException)
@@ -233,6 +236,7 @@ mirror_runtime_known(struct runtime *rt)
 {
 	struct mirror		*m = rt->route->mirror;
 	struct mirror_entry	*e;
+	struct endpoint		*ep;
 	char			 what[256], cookie[33], err[256], name[96];
 	unsigned long long	 key;
 	pid_t			 spid;
@@ -273,7 +277,10 @@ mirror_runtime_known(struct runtime *rt)
 	 */
 	snprintf(what, sizeof(what), "[dsroute stand-in for pid %" PRIu64
 	    " on %s]", rt->advertise.pid, rt->route->endpoint[rt->side].name);
-	if (standin_start(&e->standin, rt->app, what, err, sizeof(err)) == -1)
+	/* Its TMPDIR is the names' directory: tools with another find it. */
+	ep = &m->route->endpoint[m->side];
+	if (standin_start(&e->standin, rt->app, what, ep->transport->name_dir !=
+	    NULL ? ep->transport->name_dir(ep) : NULL, err, sizeof(err)) == -1)
 		goto fail;
 	spid = e->standin.pid;
 	event_assign(&e->lifeline, base, e->standin.fd, EV_READ,

@@ -253,6 +253,9 @@ pump_read(struct conn *c)
 	if (s->awaiting_answer && s->state == S_PUMP &&
 	    c->side != s->tool_side)
 		session_answer(s, scratch, n);
+	if (s->info_version >= 0 && s->state == S_PUMP &&
+	    c->side != s->tool_side)
+		session_info_reply(s, scratch, n);
 	if (deliver(p, scratch, n) == -1)
 		return (-1);
 	if (evbuffer_get_length(p->out) >= settings.high_water)

@@ -88,6 +88,8 @@ void
 resume_done_by_tool(struct runtime *rt)
 {
 	rt->resumed = 1;
+	/* Paused, it gave the host's command line alone: ask again. */
+	infocache_forget(rt);
 	errand_cancel(rt, ERRAND_RESUME);
 	if (rt->resume != NULL)
 		evtimer_del(rt->resume);
@@ -155,6 +157,7 @@ resume_answer(struct runtime *rt, enum errand_result result,
 		resume_line(rt, LL_INFO, "ok", " answered the router's "
 		    "ResumeRuntime: ok");
 		rt->resumed = 1;
+		infocache_forget(rt);
 		break;
 	case REPLY_ERROR:
 		resume_line(rt, LL_WARNING, "error", " answered the router's "

@@ -37,6 +37,8 @@
 #define RECONNECT_GRACE_MS	1000
 
 static void	 runtime_parked_event(struct conn *, short);
+static void	 link_relisted(struct runtime *, const struct ext_runtime *,
+		    uint64_t);
 static const struct acl_runtime *acl_runtime_of(const struct runtime *,
 		    struct acl_runtime *);
 
@@ -136,6 +138,7 @@ runtime_free(struct runtime *rt)
 	mirror_runtime_gone(rt);
 	resume_forget(rt);
 	errand_forget(rt);
+	infocache_forget(rt);
 	conn_free(&rt->parked);
 	free(rt->info);
 	free(rt->where);
@@ -523,6 +526,8 @@ runtime_info_answer(struct runtime *rt, enum errand_kind kind,
 	    &hresult);
 	if (rv == 1 && kind == ERRAND_INFO &&
 	    hresult == HRESULT_UNKNOWN_COMMAND) {
+		/* Tools that ask it get the same answer from the record. */
+		infocache_keep(rt, 1, reply, len);
 		free(pi);
 		errand_want(rt, ERRAND_INFO1);
 		return;
@@ -549,7 +554,35 @@ runtime_info_answer(struct runtime *rt, enum errand_kind kind,
 	free(rt->info);
 	rt->info = pi;
 	ipc_process_info_name(pi, rt->app, sizeof(rt->app));
+	infocache_keep(rt, kind == ERRAND_INFO ? 1 : 0, reply, len);
 	mirror_runtime_known(rt);
+}
+
+/*
+ * The record of the runtime a tool's command would reach, taking nothing:
+ * the one the session is bound to, or the one serving the route's tools
+ * where runtimes dial in, while it is known to be alive (parked, or in
+ * use); NULL if the router cannot tell which (a dir: or proc: endpoint
+ * picks one at each dial) or knows none.
+ */
+struct runtime *
+runtime_serving(struct session *s)
+{
+	struct route	*r = s->route;
+	struct runtime	*rt;
+
+	if (s->bound)
+		rt = runtime_find(r, s->bound_cookie);
+	else if (r->endpoint[OTHER_SIDE(s->tool_side)].role == ROLE_LISTEN)
+		rt = r->current;
+	else
+		return (NULL);
+	if (rt == NULL || rt->gone || rt->side == s->tool_side ||
+	    !runtime_reachable(rt, s->tool_side))
+		return (NULL);
+	if (!dialled(rt) && rt->parked.io.fd == -1 && rt->active == 0)
+		return (NULL);
+	return (rt);
 }
 
 /*
@@ -577,7 +610,8 @@ runtime_list(struct route *r, int tool_side, struct evbuffer *out)
 		found_scan(r);
 
 	TAILQ_FOREACH(rt, &r->runtimes, entry) {
-		if (rt->side == tool_side || rt->gone)
+		/* One its own link lists not may be gone: not ours to list. */
+		if (rt->side == tool_side || rt->gone || rt->unlisted != 0)
 			continue;
 		if (rt->info == NULL) {
 			if (!dialled(rt) && rt->info_tries < 3 &&
@@ -713,6 +747,38 @@ dialled_add(struct runtime *rt, const char *how)
 }
 
 /*
+ * A runtime the link lists again, in the listing numbered generation:
+ * back after a listing that lacked it (its router restarted, or could
+ * not be reached), it is bound to the record, stand-in and names it had.
+ */
+static void
+link_relisted(struct runtime *rt, const struct ext_runtime *er,
+    uint64_t generation)
+{
+	char	 name[96], *where;
+
+	rt->seen = generation;
+	rt->hops = (uint8_t)(er->hops + 1);
+	if (strcmp(rt->where, er->where) != 0 &&
+	    (where = strdup(er->where)) != NULL) {
+		free(rt->where);
+		rt->where = where;
+	}
+	/* A runtime resumed says more of itself: what was kept is old. */
+	if (strcmp(rt->info->cmdline, er->cmdline) != 0) {
+		snprintf(rt->info->cmdline, sizeof(rt->info->cmdline), "%s",
+		    er->cmdline);
+		infocache_forget(rt);
+	}
+	if (rt->unlisted == 0)
+		return;
+	rt->unlisted = 0;
+	runtime_name(rt, name, sizeof(name));
+	log_info("%s (%s) is listed by %s again; it keeps its record and its "
+	    "stand-in", name, rt->app, rt->route->endpoint[rt->side].name);
+}
+
+/*
  * The linked router on side listed a runtime (link.c), in the listing
  * numbered generation.  A new one gets a record, and the mirror shows
  * it; a runtime listed through LINK_HOPS_MAX routers or more is taken
@@ -729,7 +795,7 @@ runtime_link_seen(struct route *r, int side, const struct ext_runtime *er,
 
 	if ((rt = runtime_find(r, er->cookie)) != NULL) {
 		if (rt->linked)
-			rt->seen = generation;
+			link_relisted(rt, er, generation);
 		return;
 	}
 	if (er->hops + 1 >= LINK_HOPS_MAX) {
@@ -782,8 +848,11 @@ runtime_found_known(struct route *r, const char *path, uint64_t key)
 	return (NULL);
 }
 
-/* The runtime at path answered its ProcessInfo (found.c): keep it. */
-void
+/*
+ * The runtime at path answered its ProcessInfo (found.c): keep it.
+ * Return its record, or NULL.
+ */
+struct runtime *
 runtime_found_seen(struct route *r, int side, uint8_t found,
     const char *path, uint64_t key, const struct process_info *pi,
     uint64_t generation)
@@ -794,28 +863,54 @@ runtime_found_seen(struct route *r, int side, uint8_t found,
 	if ((rt = runtime_find(r, pi->cookie)) != NULL) {
 		if (rt->path != NULL)
 			rt->seen = generation;
-		return;
+		return (rt->path != NULL ? rt : NULL);
 	}
 	if ((rt = dialled_new(r, side, found, pi, generation)) == NULL)
-		return;
+		return (NULL);
 	if ((rt->path = strdup(path)) == NULL) {
 		log_error("%s: out of memory; a runtime found is passed over",
 		    r->endpoint[side].name);
 		conn_free(&rt->parked);
 		free(rt->info);
 		free(rt);
-		return;
+		return (NULL);
 	}
 	rt->key = key;
 	snprintf(how, sizeof(how), "found on %s at %s",
 	    r->endpoint[side].name, path);
 	dialled_add(rt, how);
+	return (rt);
+}
+
+/*
+ * Whether a linked runtime the listing lacks waits for --link-grace: a
+ * router that restarted lists nothing until its runtimes come back to
+ * it, and one that cannot be reached lists nothing at all, while the
+ * stand-ins' pids, which tools were given, should outlive both.
+ */
+static int
+link_grace(struct runtime *rt)
+{
+	char		 name[96];
+	uint64_t	 now = now_ms();
+
+	if (settings.link_grace_ms == 0)
+		return (0);
+	if (rt->unlisted == 0) {
+		rt->unlisted = now;
+		runtime_name(rt, name, sizeof(name));
+		log_info("%s (%s) is not listed by %s; it keeps its stand-in "
+		    "for %.1fs (--link-grace), in case it comes back", name,
+		    rt->app, rt->route->endpoint[rt->side].name,
+		    settings.link_grace_ms / 1000.0);
+	}
+	return (now - rt->unlisted < (uint64_t)settings.link_grace_ms);
 }
 
 /*
  * The listing, or the scan, numbered generation is over: the runtimes of
- * that kind it did not name are gone.  One a tool is using goes when the
- * tool is done.
+ * that kind it did not name are gone, a linked one after --link-grace.
+ * One a tool is using goes when the tool is done.
  */
 static void
 sweep(struct route *r, uint64_t generation, int linked)
@@ -827,6 +922,8 @@ sweep(struct route *r, uint64_t generation, int linked)
 		next = TAILQ_NEXT(rt, entry);
 		if (!dialled(rt) || rt->linked != linked ||
 		    rt->seen == generation || rt->gone)
+			continue;
+		if (linked && link_grace(rt))
 			continue;
 		runtime_name(rt, name, sizeof(name));
 		log_info("%s (%s) is no longer %s %s", name, rt->app,

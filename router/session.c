@@ -167,6 +167,7 @@ session_new(struct route *r)
 	s->id = next_id++;
 	s->route = r;
 	s->tool_side = -1;
+	s->info_version = -1;
 	evtimer_assign(&s->timer, base, session_timeout, s);
 	gettimeofday(&s->started, NULL);
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
@@ -308,6 +309,83 @@ invalid(struct session *s, struct conn *c, const struct greeting *g)
 	return (-1);
 }
 
+/*
+ * A ProcessInfo whose answer the router keeps for the runtime the tool
+ * would reach (infocache.c): send that, and nothing reaches the runtime.
+ * Return 1 if it did, with what pump_write said in *rv (-1: the session
+ * closed), or 0 if the command must go on to the runtime.
+ */
+static int
+from_record(struct session *s, int *rv)
+{
+	struct conn	*tool = tool_conn(s), *rtc = runtime_conn(s);
+	struct runtime	*rt;
+	const uint8_t	*reply;
+	size_t		 len;
+	char		 name[96];
+
+	if (s->info_version < 0 || conn_is_open(rtc) ||
+	    (rt = runtime_serving(s)) == NULL ||
+	    (reply = infocache_get(rt, s->info_version, &len)) == NULL)
+		return (0);
+	evbuffer_drain(rtc->out, evbuffer_get_length(rtc->out));
+	if (evbuffer_add(tool->out, reply, len) == -1) {
+		session_close(s, "out of memory");
+		*rv = -1;
+		return (1);
+	}
+	s->info_version = -1;
+	s->from_record = 1;
+	s->advertise = rt->advertise;
+	s->have_advertise = 1;
+	s->asked = 1;
+	s->awaiting_answer = 0;
+	s->answer = ipc_reply_classify(reply, len, &s->answer_hresult);
+	runtime_name(rt, name, sizeof(name));
+	keep_reason(s, "answered from the router's record of %s", name);
+	s->deny_reason = s->end_reason;
+	session_set_state(s, S_DENY);
+	tool->writing = 1;
+	tool->reading = 1;
+	arm_timer(s, settings.handshake_timeout_ms);
+	*rv = pump_write(tool);
+	return (1);
+}
+
+/*
+ * The runtime's first bytes after a tool's ProcessInfo that the router
+ * has no reply of yet, for that runtime: once the reply is whole, hand it
+ * to the record (infocache.c), which keeps it if it is the runtime's own.
+ */
+void
+session_info_reply(struct session *s, const uint8_t *buf, size_t n)
+{
+	const uint8_t	*h;
+	size_t		 have, size;
+
+	if (s->runtime == NULL ||
+	    infocache_get(s->runtime, s->info_version, &size) != NULL)
+		goto done;
+	if (s->info_reply == NULL && (s->info_reply = evbuffer_new()) == NULL)
+		goto done;
+	if (evbuffer_add(s->info_reply, buf, n) == -1)
+		goto done;
+	if ((have = evbuffer_get_length(s->info_reply)) < IPC_HEADER_LEN)
+		return;
+	if ((h = evbuffer_pullup(s->info_reply, IPC_HEADER_LEN)) == NULL ||
+	    (size = ipc_size(h)) < IPC_HEADER_LEN)
+		goto done;
+	if (have < size)
+		return;
+	if ((h = evbuffer_pullup(s->info_reply, size)) != NULL)
+		infocache_keep(s->runtime, s->info_version, h, size);
+done:
+	s->info_version = -1;
+	if (s->info_reply != NULL)
+		evbuffer_free(s->info_reply);
+	s->info_reply = NULL;
+}
+
 /* A tool's complete first message: judge it, then find it a runtime. */
 static int
 tool_command(struct session *s, struct conn *tool, const struct greeting *g)
@@ -317,6 +395,7 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	const uint8_t	*data;
 	const char	*why;
 	uint8_t		 ok[24];
+	int		 rv;
 
 	ipc_command_label(g->header.set, g->header.id, s->command,
 	    sizeof(s->command));
@@ -349,6 +428,9 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	tool->reading = 1;
 	s->asked = s->awaiting_answer = 1;
 	s->answer = REPLY_MORE;
+	s->info_version = infocache_version(g->header.set, g->header.id);
+	if (from_record(s, &rv))
+		return (rv);
 	/* A runtime that dialled in and whose advertise went to the tool. */
 	if (conn_is_open(runtime_conn(s)))
 		return (pump_start(s));
@@ -816,7 +898,7 @@ session_answer(struct session *s, const uint8_t *buf, size_t n)
 	s->awaiting_answer = 0;
 	if (s->answer == REPLY_OK && s->runtime != NULL &&
 	    strcmp(s->command, "ResumeRuntime") == 0)
-		resume_done_by_tool(s->runtime);
+		resume_done_by_tool(s->runtime);	/* forgets its replies */
 	if (s->answer != REPLY_ERROR)
 		return;
 	name = ipc_hresult_name(s->answer_hresult);
@@ -1270,11 +1352,21 @@ session_runtime_available(struct route *r)
 	struct session	*s, *next;
 	const char	*why;
 	uint32_t	 hresult;
+	size_t		 len;
 	int		 taken;
 
 	/* A tool bound to another runtime (the mirror's) goes on waiting. */
 	for (s = TAILQ_FIRST(&r->waiting); s != NULL; s = next) {
 		next = TAILQ_NEXT(s, wait_entry);
+		/* A ProcessInfo answered meanwhile, by another tool's ask. */
+		if (s->info_version >= 0 && runtime_serving(s) != NULL &&
+		    infocache_get(runtime_serving(s), s->info_version,
+		    &len) != NULL) {
+			TAILQ_REMOVE(&r->waiting, s, wait_entry);
+			s->waiting = 0;
+			(void)from_record(s, &taken);
+			continue;
+		}
 		if ((taken = runtime_take(s, &why, &hresult)) == 0)
 			continue;
 		TAILQ_REMOVE(&r->waiting, s, wait_entry);
@@ -1364,6 +1456,8 @@ outcome(const struct session *s, const char *reason)
 		return (MO_TIMEOUT);
 	if (strcmp(reason, "runtime connection parked") == 0)
 		return (MO_PARKED);
+	if (s->from_record)
+		return (MO_COMPLETED);
 	if (s->state == S_PUMP)
 		return (MO_COMPLETED);
 	return (MO_ERROR);
@@ -1412,6 +1506,8 @@ session_close(struct session *s, const char *reason)
 	free(s->replay);
 	free(s->rule);
 	free(s->end_reason);
+	if (s->info_reply != NULL)
+		evbuffer_free(s->info_reply);
 	evtimer_del(&s->timer);
 	if (s->idle != NULL)
 		event_free(s->idle);

@@ -55,6 +55,8 @@ const struct setting settings_table[] = {
 	    "T", "resume a suspended runtime no tool resumed" },
 	{ "link-poll", 0, ST_DURATION, S(link_poll_ms), "2", 1, "T",
 	    "a mirror asks a linked router for its runtimes" },
+	{ "link-grace", 0, ST_DURATION_OFF, S(link_grace_ms), "30", 1, "T",
+	    "a runtime it stops listing keeps its stand-in" },
 	{ "buffer-size", 0, ST_BUFFER, S(high_water), "256k", 1, "N",
 	    "high water mark per direction" },
 	{ "runtime", 0, ST_SIDE, S(runtime_side), "local", 0,

@@ -29,6 +29,7 @@ struct settings {
 	int		 idle_timeout_ms; /* 0: none */
 	int		 resume_after_ms; /* 0: never resume for tools */
 	int		 link_poll_ms;	/* a mirror's listing of a link */
+	int		 link_grace_ms;	/* a runtime it stops listing stays */
 	size_t		 high_water;
 	size_t		 low_water;
 	int		 runtime_side;	/* client-client default */

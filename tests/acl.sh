@@ -90,10 +90,10 @@ is "denied commands: zero bytes reached the runtime" "$(runtime_rx rt)" "$rx"
 is "denied commands: the parked runtime connection stayed parked" \
     "$(count_lines "$T/rt.ev" '^(parked-hup|advertise)')" "$adv"
 check "the parked connection then serves an allowed command" \
-    tool --timeout 10 "$addr" processinfo
+    tool --timeout 10 "$addr" processinfo2
 is "the runtime saw only the allowed commands" \
     "$(grep -E '^(command|bad-message)' "$T/rt.ev" | sort | uniq -c |
-    tr -s ' ')" " 2 command 0x04 0x00 20 ProcessInfo"
+    tr -s ' ' | tr '\n' ';')" " 1 command 0x04 0x00 20 ProcessInfo; 1 command 0x04 0x04 20 ProcessInfo2;"
 stop_dsroute d
 stop rt
 

@@ -9,8 +9,9 @@
 # volume stands in as a directory of this test's, a Secret holding a
 # certificate and key of certs/mkcerts.sh), and the wiring: each app's
 # DOTNET_DiagnosticPorts socket is one a dsroute listens on through the
-# same volume, a sidecar is native, the node agent is hostPID, the
-# NetworkPolicy guards dsroute's port from a namespace.  Manifests broken
+# same volume, a sidecar is native, a wrapper entrypoint runs an app after
+# --, the node agent is hostPID, the NetworkPolicy guards dsroute's port
+# from a namespace.  Manifests broken
 # in each of those ways must fail.  No cluster is involved.
 
 . "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
@@ -60,7 +61,7 @@ tap() {
 manifests=$(ls "$top_srcdir"/deploy/*.yaml)
 checks $manifests >"$T/real.out"
 tap "$T/real.out"
-for f in sidecar mtls node-agent networkpolicy; do
+for f in sidecar mtls node-agent networkpolicy wrapper; do
 	check "deploy/$f.yaml is checked" grep -q "^ok: $f.yaml: YAML" \
 	    "$T/real.out"
 done
@@ -73,6 +74,9 @@ done
 } >"$T/readme.yaml"
 checks "$T/readme.yaml" >"$T/readme.out"
 tap "$T/readme.out"
+check "deploy/wrapper.yaml: dsroute is the app's entrypoint" grep -q \
+    '^ok: wrapper.yaml: Deployment/app-wrapped: container app: dsroute wraps the app' \
+    "$T/real.out"
 check "README.md's pod spec runs dsroute as a native sidecar" \
     grep -q '^ok: readme.yaml: Pod/readme: dsroute is a native sidecar' \
     "$T/readme.out"
@@ -165,6 +169,16 @@ spec:
     - name: app
       image: app
 ---
+apiVersion: v1
+kind: Pod
+metadata: {name: wrapper-without-app}
+spec:
+  containers:
+    - name: app
+      image: app-with-dsroute
+      command: [/usr/bin/dsroute]
+      args: [uds:/tmp/app.sock, tcp:127.0.0.1:9000]
+---
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata: {name: open-policy}
@@ -201,6 +215,8 @@ refuted "a sidecar that is not native" \
     "broken.yaml: Pod/plain-sidecar: dsroute is a native sidecar"
 refuted "a runtime socket in another volume" \
     "broken.yaml: Pod/wrong-socket: container app: DOTNET_DiagnosticPorts reaches a dsroute: pod volume other:"
+refuted "a wrapper entrypoint with no app after --" \
+    "broken.yaml: Pod/wrapper-without-app: container app: dsroute wraps the app \\(-- COMMAND\\): no -- COMMAND"
 refuted "a policy that lets an address block in" \
     "broken.yaml: NetworkPolicy/open-policy: lets in only from namespaces"
 refuted "a policy on a port dsroute does not have" \
@@ -208,11 +224,11 @@ refuted "a policy on a port dsroute does not have" \
 if command -v busybox >/dev/null 2>&1; then
 	refuted "an init command that fails when the pod restarts" \
 	    "broken.yaml: Pod/init-once: init container diag-dir: its command succeeds when run again: the second run: .*File exists"
-	broken=11
+	broken=12
 else
 	skip "a broken manifest fails: an init command run again" \
 	    "no busybox (Debian: busybox)"
-	broken=10
+	broken=11
 fi
 check "the broken manifests pass nothing they break" \
     [ "$(grep -c '^not ok' "$T/broken.out")" -eq "$broken" ]

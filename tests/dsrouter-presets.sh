@@ -6,8 +6,8 @@
 # it there and removes it at exit only if it added it; android-emu and
 # ios-sim need no helper; ios reaches the device through iproxy.  Each
 # routes the fake runtime on its fixed port to a tool that finds the
-# router by its pid.  Run in a network namespace of its own: the ports
-# are fixed.
+# router by its pid.  --host-port and --device-port set the two ports
+# apart.  Run in a network namespace of its own: the ports are fixed.
 
 . "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/netns.sh"
 . "$top_srcdir/tests/lib/lib.sh"
@@ -244,6 +244,75 @@ like "-fp iOS, TCP client: iproxy to the device's port 7100" \
 processinfo "-fp iOS, TCP client: routes" "$T/f3.sock,connect" 5501
 stop_dsroute f3
 stop rtf3
+
+# --- the two ports apart (dotnet/maui-labs#386, #422): the host's port
+# moves off 9001, the app's on the device stays or moves too.
+: >"$ADB_LOG"
+dsr p1 /dev/null android --host-port 9101 --device-port 9100
+check "android --host-port 9101: listens on 127.0.0.1:9101" has_line \
+    "$T/p1.err" '^info: remote tcp:127\.0\.0\.1:9101: listening'
+check "android --device-port 9100: adb reverse tcp:9100 tcp:9101" \
+    wait_for 15 has_line "$ADB_LOG" '^reverse tcp:9100 tcp:9101$'
+check "android --device-port 9100: --info, the app dials 127.0.0.1:9100" \
+    has_line "$T/p1.out" \
+    '^DOTNET_DiagnosticPorts=127\.0\.0\.1:9100,nosuspend,connect$'
+start_fakert rtp1 --connect tcp:127.0.0.1:9101 --pid 5601
+through p1 "android --host-port 9101: a runtime dialling it is traced" 5601
+stop rtp1
+stop_dsroute p1
+is "android --device-port: the rule removed at exit is the device's" \
+    "$(tail -n 1 "$ADB_LOG")" "reverse --remove tcp:9100"
+: >"$ADB_LOG"
+dsr p2 /dev/null android --host-port:9101
+check "android --host-port alone: the app's port stays 9000" wait_for 15 \
+    has_line "$ADB_LOG" '^reverse tcp:9000 tcp:9101$'
+stop_dsroute p2
+: >"$ADB_LOG"
+dsr p3 /dev/null android --device-port=9100
+check "android --device-port alone: the host's port stays 9001" \
+    wait_for 15 has_line "$ADB_LOG" '^reverse tcp:9100 tcp:9001$'
+stop_dsroute p3
+rm -f "$ADB_RULES"
+: >"$ADB_LOG"
+dsr p4 /dev/null server-server -ipcs "$T/p4.sock" -tcps 127.0.0.1:9201 \
+    -fp Android --device-port 9000
+check "-fp Android --device-port: adb reverse tcp:9000 tcp:9201" wait_for 15 \
+    has_line "$ADB_LOG" '^reverse tcp:9000 tcp:9201$'
+stop_dsroute p4
+rm -f "$ADB_RULES"
+: >"$ADB_LOG"
+start_fakert rtp5 --listen tcp:127.0.0.1:7301 --pid 5605
+dsr p5 /dev/null server-client -ipcs "$T/p5.sock" -tcpc 127.0.0.1:7301 \
+    -fp Android --device-port 9000
+check "-fp Android on a TCP client --device-port: adb forward tcp:7301 tcp:9000" \
+    wait_for 15 has_line "$ADB_LOG" '^forward tcp:7301 tcp:9000$'
+processinfo "-fp Android --device-port, TCP client: routes" \
+    "$T/p5.sock,connect" 5605
+stop_dsroute p5
+stop rtp5
+: >"$IPROXY_LOG"
+rm -f "$IPROXY_LOG.pid"
+start_fakert rtp6 --listen tcp:127.0.0.1:0 --pid 5606
+DSR_ENV="DEVICE_PORT=$(fakert_port rtp6)"
+dsr p6 /dev/null ios --device-port 9100
+DSR_ENV=
+wait_for 10 test -s "$IPROXY_LOG.pid"
+like "ios --device-port 9100: iproxy to the device's 9100" \
+    "$(cat "$IPROXY_LOG")" '^[0-9]+ 9100$'
+through p6 "ios --device-port: a runtime on the device is traced by pid" 5606
+stop_dsroute p6
+stop rtp6
+refused "--device-port without a device" \
+    '^crit: --device-port is the port on the device that adb or iproxy forwards: give it with --forward-port' \
+    server-server -tcps 127.0.0.1:9300 --device-port 9000
+refused "android-emu takes no --device-port" \
+    'android-emu does not take --device-port' android-emu --device-port 9000
+refused "ios takes no --host-port" 'ios does not take --host-port' \
+    ios --host-port 9101
+refused "a port that is none" 'give a port from 1 to 65535' \
+    android --host-port 65536
+refused "a port that is none" 'give a port from 1 to 65535' \
+    android --device-port 0
 
 PATH=$PATH_SAVED
 done_testing

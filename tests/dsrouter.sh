@@ -233,7 +233,9 @@ refused "an option the command does not take" \
 refused "an unknown option" 'unknown option --bogus' server-server --bogus
 refused "an option without its value" '-ipcs needs a value|--ipc-server needs a value' \
     server-server -ipcs
-refused "a child after --" 'after -- is not supported' server-server -- app
+refused "a child after -- where the runtime listens" \
+    'runtime dials the router, which only client-server and server-server take' \
+    server-client -tcpc 127.0.0.1:9 -- app
 refused "a bad verbosity" 'give none, critical' server-server -v loud
 refused "a bad signal name" 'give SIGINT, SIGQUIT or SIGTERM' server-server \
     -bsig 'SIGINT;SIGHUP'

@@ -15,8 +15,10 @@
 #    mirror the apps in $W and $WD, and the five tools, with only TMPDIR
 #    set as usual, find them by the stand-ins' pids and names.
 #
-# Then a mirror without a link, on the router the apps dial (mir, in the
-# namespace too); an app killed and one started on the node; dotnet-trace
+# Then a tool with another TMPDIR, which reads the stand-in's; the node
+# router restarted, its stand-ins kept; a mirror without a link, on the
+# router the apps dial (mir, in the namespace too); an app killed and one
+# started on the node; dotnet-trace
 # ps again and again while runtimes leave the mirror; an app the
 # node finds with dir:, listed over mutual TLS; and a mirror that is pid
 # 1 of its namespace, as in a container.
@@ -114,11 +116,9 @@ start_rt() {
 start_dsroute node -v debug "uds:$T/rt.sock,listen" tcp:127.0.0.1:0
 start_dsroute dnode -v debug "uds:$T/rtd.sock,listen" \
     "tcp:127.0.0.1:0,dump=addr:127.0.0.1,dump-dir=$T/dumps"
-start_ws ws -v debug --link-poll 0.5 "dir:$W,listen" \
-    "tcp:127.0.0.1:$(port_of node remote),connect,peer=router"
-start_ws wsd -v debug --link-poll 0.5 "dir:$WD,listen" \
-    "tcp:127.0.0.1:$(port_of dnode remote),connect,peer=router"
-start_ws mir -v debug "dir:$WM,listen" "uds:$T/rtm.sock,listen"
+NODEP=$(port_of node remote)
+start_ws ws -v debug --link-poll 0.5 --link-grace 8 "dir:$W,listen" \
+    "tcp:127.0.0.1:$NODEP,connect,peer=router"
 
 start_rt a "$DSAPP"
 start_rt b "$ORDERS"
@@ -167,6 +167,13 @@ is "... whose rundown names dsapp.dll and not Orders.Api.dll" \
 check "... dsclient parses it" client dpn parse "$T/dtn.nettrace"
 like "... it holds the app's Dsroute-Test events" "$(cat "$T/dpn.out")" \
     "dsroute-test=[1-9]"
+
+# The other mirrors only now: each stand-in's TMPDIR is its mirror's, and
+# dotnet-trace finds a process by its TMPDIR wherever it is, so with
+# three mirrors of dsapp, -n dsapp would name three processes.
+start_ws wsd -v debug --link-poll 0.5 --link-grace 8 "dir:$WD,listen" \
+    "tcp:127.0.0.1:$(port_of dnode remote),connect,peer=router"
+start_ws mir -v debug "dir:$WM,listen" "uds:$T/rtm.sock,listen"
 
 # dotnet-counters: --duration is a TimeSpan, dd:hh:mm:ss ("3" is three
 # days, with or without a router).
@@ -247,10 +254,43 @@ is "... its trace comes from Orders.Api's process" \
 check "... with its events" client dpm parse "$T/dtm.nettrace"
 like "... (dsclient)" "$(cat "$T/dpm.out")" "dsroute-test=[1-9]"
 
-# An app killed on the node leaves the workstation; a new one comes.
+# A tool whose TMPDIR is another: it reads the stand-in's, the mirror's
+# directory, from /proc/PID/environ, and finds its socket there.
+mkdir -m 0700 "$T/elsewhere"
+check "dotnet-trace collect -p $SB with TMPDIR another directory" \
+    ws_tool dte "$T/elsewhere" trace collect -p "$SB" \
+    --providers "$PROVIDERS" --duration 00:00:00:02 -o "$T/dte.nettrace"
+is "... its trace comes from Orders.Api's process" \
+    "$(trace_pid "$T/dte.nettrace")" "$B"
+is "... the stand-in's environment is its TMPDIR alone" \
+    "$(in_ns sh -c "tr '\\0' '\\n' </proc/$SB/environ" | grep -v '^$')" \
+    "TMPDIR=$W"
+
+# The node router restarts: it lists nothing until its apps dial it
+# again.  The workstation keeps the stand-ins (--link-grace), so a pid
+# noted before still reaches its app.
+stop_dsroute node
+check "the workstation cannot list the node while it is down" wait_for 10 \
+    has_line "$T/ws.err" "cannot list the linked router's runtimes"
+start_dsroute node -v debug "uds:$T/rt.sock,listen" "tcp:127.0.0.1:$NODEP"
+check "the apps dial the restarted node" wait_for 30 eval \
+    "parked a node && parked b node"
+check "the workstation lists Orders.Api again, under the same stand-in" \
+    wait_for 20 has_line "$T/ws.err" \
+    "runtime pid $B .* is listed by tcp:127\.0\.0\.1:[0-9]+ again; it keeps its record and its stand-in"
+is "... mirrored once, never replaced" \
+    "$(count_lines "$T/ws.err" "runtime pid $B .* is mirrored as pid")" 1
+check "dotnet-trace collect -p $SB, the pid from before the restart" \
+    ws_tool dtr "$W" trace collect -p "$SB" --providers "$PROVIDERS" \
+    --duration 00:00:00:02 -o "$T/dtr.nettrace"
+is "... its trace comes from Orders.Api's process" \
+    "$(trace_pid "$T/dtr.nettrace")" "$B"
+
+# An app killed on the node leaves the workstation after --link-grace; a
+# new one comes.
 stop a KILL 2>/dev/null	# no "Killed" from the shell
-check "dsapp killed on the node: gone from dotnet-trace ps within 10 s" \
-    wait_for 10 ps_gone "$W" dsapp
+check "dsapp killed on the node: gone from dotnet-trace ps within 20 s" \
+    wait_for 20 ps_gone "$W" dsapp
 check "... Orders.Api stays" grep -Eq "^ *$SB +Orders\.Api " "$T/ps.out"
 check "... and its stand-in ends" wait_for 10 in_ns sh -c "! [ -e /proc/$SA ]"
 check "... and without a link too" wait_for 10 ps_gone "$WM" dsapp

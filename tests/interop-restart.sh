@@ -88,8 +88,9 @@ launch a4
 kill -STOP "$(pid_of a3)"
 N=$(count_lines "$T/rt.err" "takes the parked connection of runtime pid \
 $(pid_of a3) ")
-bg p4 env DOTNET_EnableDiagnostics=0 "$DSCLIENT" --timeout 60 \
-    --port "$T/tool.sock,connect" processinfo
+# ProcessInfo2, which this app was never asked: its ProcessInfo3 would be
+# answered from the router's record of it, and never reach the app.
+bg p4 "$FAKETOOL" --timeout 60 "$T/tool.sock" processinfo2
 check "the command is handed to the stopped app" \
     wait_for 60 takes a3 $((N + 1))
 kill -KILL "$(pid_of a3)"
@@ -102,7 +103,7 @@ else
 fi
 is "from the process that lives" "$(pid_in p4)" "$(pid_of a4)"
 check "the router says why" has_line "$T/rt.err" "runtime pid $(pid_of a3) \
-\(cookie [0-9a-f]+\) closed with ProcessInfo3 unanswered"
+\(cookie [0-9a-f]+\) closed with ProcessInfo2 unanswered"
 
 # SIGKILL in the middle of a trace: the stream ends, the router goes on.
 check "the live app parked its next connection" wait_for 30 reparked a4 2

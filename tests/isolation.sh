@@ -55,8 +55,9 @@ start_fakert rt --connect "$T/rt2.sock"
 addr="tcp:127.0.0.1:$(port_of d remote)"
 hold_then_command "parked runtime" "$addr" "$addr"
 bg silent "$FAKETOOL" --timeout 15 "$addr" raw "" --hold-ms 10000
+# ProcessInfo2: a ProcessInfo would be the router's, from its record.
 check "parked runtime: a silent client does not delay the next" \
-    tool --timeout 5 "$addr" processinfo
+    tool --timeout 5 "$addr" processinfo2
 stop silent
 is "parked runtime: only the complete commands reached the runtime" \
     "$(grep -Ec '^(command|bad-message)' "$T/rt.ev"):$(runtime_rx rt)" "2:40"

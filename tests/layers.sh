@@ -7,7 +7,7 @@
 # platform/, compat/ and the two registries, and the map names every
 # source file, unit test, test library and test helper there is.
 #
-#	front ends	router/{main,cli,dsrouter,preset,ps}.c frontend.h
+#	front ends	router/{main,cli,dsrouter,preset,ps,launch}.c frontend.h
 #	daemon		router/{daemon,conffile,metrics_http}.c and headers
 #	engine		the rest of router/
 #	transports	transports/
@@ -38,7 +38,7 @@ layer() {
 	platform/*) echo 1 ;;
 	transports/*) echo 2 ;;
 	router/main.c | router/cli.c | router/dsrouter.c | router/preset.c | \
-	    router/ps.c | router/frontend.h) echo 5 ;;
+	    router/ps.c | router/launch.c | router/frontend.h) echo 5 ;;
 	router/daemon.[ch] | router/conffile.[ch] | router/metrics_http.c)
 		echo 4 ;;
 	router/*) echo 3 ;;

@@ -5,7 +5,8 @@
 # lists the node router's runtimes (ListRuntimes) and shows each as a local
 # stand-in; a tool's command for one goes to the node with SelectRuntime in
 # front, and the node judges it under its own ACL.  Over TCP and TLS; a node
-# that refuses, is away, is no dsroute, or lies is survived with one line.
+# that refuses, is away, is no dsroute, or lies is survived with one line;
+# one that restarts keeps the stand-ins' pids (--link-grace).
 
 . "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/tls.sh"
@@ -20,7 +21,7 @@ start_fakert a --connect "$T/rt.sock" --name Orders.Api
 start_fakert b --connect "$T/rt.sock" --name Billing
 A=$(pid_of a)
 B=$(pid_of b)
-start_dsroute ws -v debug --link-poll 0.5 "dir:$W,listen" \
+start_dsroute ws -v debug --link-poll 0.5 --link-grace 1 "dir:$W,listen" \
     "tcp:127.0.0.1:$NP,connect,peer=router"
 check "the workstation mirrors the node's runtime a" \
     wait_for 10 eval '[ -n "$(standin_of ws $A)" ]'
@@ -78,6 +79,9 @@ is "... and runtime a never saw it" "$(count_lines "$T/a.ev" '^command 0x01 ')" 
 stop a KILL
 check "a runtime that goes on the node leaves the workstation's mirror" \
     wait_for 10 eval '[ -z "$(plain "$W" "$SA")" ]'
+check "... once --link-grace is over" eval "grep -n '' '$T/ws.err' |
+    grep -A99 'runtime pid $A .* is not listed by tcp:127.0.0.1:$NP; it keeps its stand-in for 1.0s (--link-grace)' |
+    grep -q 'runtime pid $A .* is no longer listed by'"
 check "... with one line" has_line "$T/ws.err" \
     "runtime pid $A .* is no longer listed by tcp:127\.0\.0\.1:$NP"
 check "... and its stand-in ends" wait_for 10 eval "! kill -0 $SA"
@@ -91,7 +95,7 @@ check "a new runtime on the node appears on the workstation" \
 stop_dsroute node
 check "a node that is away is said once" \
     wait_for 10 has_line "$T/ws.err" "cannot list the linked router's runtimes: Connection refused"
-check "... its runtimes leave the mirror after a few tries" \
+check "... its runtimes leave the mirror after --link-grace" \
     wait_for 10 eval '[ -z "$(plain "$W" "$(standin_of ws $RC)")" ]'
 is "... and it was said once, not at each try" \
     "$(count_lines "$T/ws.err" "cannot list the linked router's runtimes")" 1
@@ -103,6 +107,39 @@ stop_dsroute ws
 is "the workstation's mirror is empty after SIGTERM" "$(ls "$W" | wc -l)" 0
 stop b
 stop c
+
+# A node router restarts: it lists nothing at first, its runtimes dial it
+# again and are listed once known.  Within --link-grace (30 s by default)
+# the workstation keeps each stand-in, so a pid a tool was given stays.
+start_dsroute rn -v debug tcp:127.0.0.1:0 "uds:$T/rt4.sock,listen"
+RP=$(port_of rn local)
+start_fakert g --connect "$T/rt4.sock" --name Restart.App
+G=$(pid_of g)
+start_dsroute rw --link-poll 0.3 "dir:$W,listen" \
+    "tcp:127.0.0.1:$RP,connect,peer=router"
+check "the node's runtime is mirrored" \
+    wait_for 10 eval '[ -n "$(standin_of rw $G)" ]'
+SG=$(standin_of rw "$G")
+stop_dsroute rn
+check "while the node is down, the workstation cannot list it" wait_for 10 \
+    has_line "$T/rw.err" "cannot list the linked router's runtimes"
+check "... and says it keeps the stand-in" wait_for 5 has_line "$T/rw.err" \
+    "runtime pid $G .* is not listed by tcp:127\.0\.0\.1:$RP; it keeps its stand-in for 30\.0s \(--link-grace\)"
+start_dsroute rn2 -v debug "tcp:127.0.0.1:$RP" "uds:$T/rt4.sock,listen"
+check "the restarted node has the runtime again" wait_for 15 has_line \
+    "$T/rn2.err" "runtime pid $G .* connected on uds:"
+check "... and that it is listed again" wait_for 15 has_line "$T/rw.err" \
+    "runtime pid $G .* is listed by tcp:127\.0\.0\.1:$RP again; it keeps its record and its stand-in"
+check "the stand-in's pid is the one from before the restart" \
+    eval "kill -0 $SG && [ \"\$(standin_of rw $G)\" = $SG ]"
+is "... mirrored once, never replaced" \
+    "$(count_lines "$T/rw.err" "runtime pid $G .* is mirrored as pid")" 1
+check "a tool on that pid's name is served by the runtime, through the new node" \
+    tool --timeout 10 "$(plain "$W" "$SG")" processinfo2
+is "... runtime g" "$(field pid "$T/tool.out")" "$G"
+stop_dsroute rw
+stop_dsroute rn2
+stop g
 
 # A node whose ACL does not let this router list: one line naming the role.
 start_fakert d --connect "$T/rt2.sock"

@@ -37,10 +37,12 @@ p2=$(pid_of r2)
 check "a second runtime parks" wait_for 10 parks rt $p2 1
 
 # The command goes to the current runtime, stopped; then it dies unread.
+# ProcessInfo2, which it was never asked: a ProcessInfo would be answered
+# from the router's record of it.
 kill -STOP "$(pid_of r1)"
-bg q "$FAKETOOL" --timeout 30 "tcp:127.0.0.1:$P" processinfo
+bg q "$FAKETOOL" --timeout 30 "tcp:127.0.0.1:$P" processinfo2
 check "the command is handed to the stopped runtime" \
-    wait_for 10 takes rt ProcessInfo $p1 2
+    wait_for 10 takes rt 'ProcessInfo2?' $p1 2
 kill -KILL "$(pid_of r1)"
 wait "$(pid_of r1)" 2>/dev/null
 if wait_exit q 30 && wait "$(pid_of q)"; then
@@ -52,7 +54,7 @@ fi
 is "the answer comes from the runtime that lives" "$(field pid "$T/q.out")" \
     $p2
 check "the router says why" has_line "$T/rt.err" \
-    "runtime pid $p1 .* closed with ProcessInfo unanswered"
+    "runtime pid $p1 .* closed with ProcessInfo2 unanswered"
 
 # Alone: the dead runtime's command waits for the one that replaces it.
 check "the second runtime parked its next connection" \
@@ -61,7 +63,7 @@ kill -STOP "$(pid_of r2)"
 N=$(count_lines "$T/rt.err" "takes the parked connection of runtime pid $p2 ")
 bg q2 "$FAKETOOL" --timeout 30 "tcp:127.0.0.1:$P" processinfo
 check "the next command is handed to the stopped runtime" \
-    wait_for 10 takes rt ProcessInfo $p2 $((N + 1))
+    wait_for 10 takes rt 'ProcessInfo2?' $p2 $((N + 1))
 kill -KILL "$(pid_of r2)"
 wait "$(pid_of r2)" 2>/dev/null
 check "the router forgets the dead runtime" wait_for 10 has_line \

@@ -3,7 +3,8 @@
 #
 # standin: the local stand-ins of remote runtimes (platform/posix_standin.c),
 # started through the module by tests/standins: the name and command line
-# the tools read, nothing open but the lifeline, an empty environment;
+# the tools read, nothing open but the lifeline, an empty environment
+# (but TMPDIR, when given);
 # stopped and reaped, killed with their parent (PR_SET_PDEATHSIG, with
 # the lifeline held open elsewhere), and 200 started and stopped leave
 # nothing behind.  dsroute itself runs as one when so marked.
@@ -43,6 +44,18 @@ is "0, 1 and 2 are /dev/null" \
 like "3 is a socket" "$(readlink "/proc/$pid/fd/3")" '^socket:'
 is "its environment is empty" \
     "$(tr -d '\0' <"/proc/$pid/environ" | wc -c)" 0
+# With a TMPDIR, that alone: the tools read it to find the socket.
+bg tmp env STANDIN_TMPDIR="$T/mirror dir" SECRET=hunter2 "$STANDINS" one \
+    "$name" "$what"
+wait_for 10 has_line "$T/tmp.out" '^pid=' || fail "tmp started"
+tpid=$(sed -n 's/^pid=\([0-9]*\) .*/\1/p' "$T/tmp.out")
+wait_for 10 named "$tpid" "dsapp.Standin-T"
+is "given a TMPDIR, its environment is that alone" \
+    "$(tr '\0' '\n' <"/proc/$tpid/environ" | grep -v '^$')" \
+    "TMPDIR=$T/mirror dir"
+kill -USR1 "$(pid_of tmp)"
+wait_for 10 has_line "$T/tmp.out" '^reaped$'
+wait "$(pid_of tmp)"
 is "it leads a session of its own, with no terminal" \
     "$(awk '{ sub(/.*\) /, ""); print $3, $4, $5 }' "/proc/$pid/stat")" \
     "$pid $pid 0"

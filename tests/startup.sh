@@ -53,7 +53,7 @@ short_usage() {
 	fi
 }
 short_usage "one endpoint: the reason and a short usage" \
-    "^dsroute: uds:$T/x.sock is one endpoint; give two, LOCAL and REMOTE$" \
+    "^dsroute: uds:$T/x.sock is one endpoint; give two, LOCAL and REMOTE, or REMOTE -- COMMAND$" \
     "uds:$T/x.sock"
 short_usage "no endpoint: the reason and a short usage" \
     '^dsroute: give two endpoints, LOCAL and REMOTE, or -f FILE$'

@@ -10,7 +10,8 @@
 # runtime-style dotnet-diagnostic-PID next to it.
 #
 # The tool that listens on a pipe (-ipcc) is tests/windows/pipeclient.exe
-# "listen", which setup.sh builds: winfaketool has no listen role.
+# "listen", which setup.sh builds: winfaketool has no listen role.  -- COMMAND
+# is refused with one line, on both command lines.
 
 . "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}/tests/lib/lib.sh"
 . "$top_srcdir/tests/lib/wine.sh"
@@ -156,5 +157,17 @@ check "no -ipcs: ...whose sessions end with the ProcessInfo" \
     '^info: session [0-9]+: route=pid-socket command=ProcessInfo .*answer=ok'
 stop_exe dd
 stop rtdd
+
+# -- COMMAND is not done on Windows: one line, before anything starts.
+for cmdline in "server-server -- app.exe" "tcp:127.0.0.1:0 -- app.exe"; do
+	# shellcheck disable=SC2086
+	wine "$DSROUTE_EXE" $cmdline </dev/null >"$T/l.out" 2>"$T/l.err"
+	rc=$?
+	is "$cmdline: refused with status 1" "$rc" 1
+	is "$cmdline: one line says so" "$(grep -c \
+	    '^crit: .*-- app.exe: starting an application is not supported on this system' \
+	    "$T/l.err")" 1
+	check "$cmdline: nothing listened" eval "! grep -q listening '$T/l.err'"
+done
 
 done_testing

@@ -62,6 +62,7 @@ static void	 dir_howto(const struct endpoint *,
 static int	 dir_runtime_port(const struct endpoint *);
 static int	 dir_prepare(struct endpoint *, char *, size_t);
 static int	 dir_listen(struct endpoint *, char *, size_t);
+static const char *dir_name_dir(const struct endpoint *);
 static int	 dir_listen_name(struct endpoint *, const char *, char *,
 		    size_t, struct sockfile *, char *, size_t);
 static int	 dir_dial(struct endpoint *, int *);
@@ -88,6 +89,7 @@ const struct transport transport_dir = {
 	.dial = dir_dial,
 	.listen_name = dir_listen_name,
 	.unlisten_name = sockfile_remove,
+	.name_dir = dir_name_dir,
 	.find = dir_find,
 	.watch = dir_watch,
 	.dial_found = uds_dial_found,
@@ -182,6 +184,13 @@ dir_prepare(struct endpoint *ep, char *err, size_t len)
 	if (ep->role != ROLE_LISTEN)
 		return (0);
 	return (sockfile_dir_check(DIRECTORY(ep)->path, err, len));
+}
+
+/* The directory of the mirror's names. */
+static const char *
+dir_name_dir(const struct endpoint *ep)
+{
+	return (DIRECTORY(ep)->path);
 }
 
 /* The mirror listens with listen_name, at one name per runtime. */

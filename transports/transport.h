@@ -147,7 +147,9 @@ struct transport {
 	 * failure), to be committed by reload_commit or thrown away by
 	 * reload_free.  describe adds to the start-up line, howto logs how
 	 * a runtime or a tool uses the endpoint, given the route's other
-	 * one (transport_serves() says which come to a listener).
+	 * one (transport_serves() says which come to a listener);
+	 * runtime_address writes what a runtime of this host puts in
+	 * DOTNET_DiagnosticPorts to dial it (-1 where none can).
 	 * runtime_port says whether it names a runtime's default diagnostic
 	 * port, file_owner who owns
 	 * its socket file, granted_ids the owner= and group= it gives one.
@@ -171,6 +173,7 @@ struct transport {
 	void	 (*reload_free)(void *);
 	void	 (*describe)(const struct endpoint *, char *, size_t);
 	void	 (*howto)(const struct endpoint *, const struct endpoint *);
+	int	 (*runtime_address)(const struct endpoint *, char *, size_t);
 	int	 (*runtime_port)(const struct endpoint *);
 	int	 (*file_owner)(const struct endpoint *, uid_t *);
 	void	 (*granted_ids)(const struct endpoint *, struct endpoint_ids *);
@@ -197,11 +200,13 @@ struct transport {
 	 * A mirror (router/mirror.c): a transport that has these listens
 	 * not once but at one name per runtime.  listen_name listens at
 	 * name, writing its full path into path and what it made into the
-	 * sockfile, which unlisten_name removes.
+	 * sockfile, which unlisten_name removes; name_dir is the directory
+	 * they are in, the TMPDIR of a process whose socket is there.
 	 */
 	int	 (*listen_name)(struct endpoint *, const char *, char *, size_t,
 		    struct sockfile *, char *, size_t);
 	void	 (*unlisten_name)(struct sockfile *);
+	const char *(*name_dir)(const struct endpoint *);
 
 	/*
 	 * Runtimes found by their sockets (dir:, proc:): find lists the

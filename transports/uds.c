@@ -48,6 +48,7 @@ static void	 uds_describe(const struct endpoint *, char *, size_t);
 static int	 uds_preflight(const struct endpoint *, char *, size_t);
 static void	 uds_howto(const struct endpoint *,
 		    const struct endpoint *);
+static int	 uds_runtime_address(const struct endpoint *, char *, size_t);
 static int	 uds_runtime_port(const struct endpoint *);
 static int	 uds_file_owner(const struct endpoint *, uid_t *);
 static void	 uds_granted_ids(const struct endpoint *,
@@ -76,6 +77,7 @@ const struct transport transport_uds = {
 	.describe = uds_describe,
 	.howto = uds_howto,
 	.preflight = uds_preflight,
+	.runtime_address = uds_runtime_address,
 	.runtime_port = uds_runtime_port,
 	.file_owner = uds_file_owner,
 	.granted_ids = uds_granted_ids,
@@ -231,6 +233,16 @@ uds_howto(const struct endpoint *ep, const struct endpoint *other)
 	else
 		log_info("  a runtime's port, or a tool listening: "
 		    "dotnet-trace collect --diagnostic-port %s", path);
+}
+
+/* A runtime of this host dials a listening socket by its path. */
+static int
+uds_runtime_address(const struct endpoint *ep, char *buf, size_t len)
+{
+	if (ep->role != ROLE_LISTEN ||
+	    (size_t)snprintf(buf, len, "%s", UDS(ep)->path) >= len)
+		return (-1);
+	return (0);
 }
 
 static int

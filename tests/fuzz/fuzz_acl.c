@@ -5,7 +5,8 @@
  * tool's first message, decided by acl_decide().  The input is
  *
  *	OPTION=VALUE\n...	policy=, allow=, deny=, ROLE=PRINCIPAL,
- *				dump-dir=, max-buffer-mb=, one a line
+ *				dump-dir=, max-buffer-mb=, may-stall-app=,
+ *				one a line
  *	\0
  *	flags			bit 0 local, 1 have_cred, 2 runtime uid known,
  *				3-4 address (none, v4, v6, v4-mapped v6),
@@ -28,6 +29,10 @@
  *   without .., backslash or UNC form, below the directory of dump-dir=
  *   when there is one; an empty path only without dump-dir=;
  * - with max-buffer-mb=, an allowed trace's circularBufferMB is within it;
+ * - a CollectTracing6 streaming session is allowed from a network peer
+ *   without may-stall-app= only in Drop mode, its sessionBufferMode found
+ *   by the harness's own walk of the providers; and ipc.c's parser of it
+ *   (ipc_collect6_buffer_mode) finds what that walk finds, on any bytes;
  * - without any policy, a network peer gets no more than operate, and a
  *   local peer of another uid nothing;
  * - deny=* as the first rule allows nothing;
@@ -91,6 +96,7 @@ struct built {
 	int			 have_dump_dir;
 	char			 dump_dir[4096];
 	unsigned long		 max_mb;
+	int			 may_stall;
 	int			 nrules;
 	int			 deny_all_first;
 };
@@ -182,6 +188,10 @@ apply_option(struct built *b, char *line)
 		rv = acl_set_max_buffer(&b->policy, value, err, sizeof(err));
 		if (rv == 0)
 			b->max_mb = strtoul(value, NULL, 10);
+	} else if (strcmp(line, "may-stall-app") == 0) {
+		rv = acl_set_may_stall_app(&b->policy, err, sizeof(err));
+		if (rv == 0)
+			b->may_stall = 1;
 	} else if (strcmp(line, "app") == 0 || strcmp(line, "cmdline") == 0 ||
 	    strcmp(line, "found") == 0) {
 		rv = acl_add_runtime_rule(&b->policy, line, value, err,
@@ -245,6 +255,55 @@ dump_path_allowed(const uint8_t *payload, size_t plen, const char *dir)
 	if (strncmp(path, dir, n) != 0 || path[n] != '/' || path[n + 1] == '\0')
 		return (-1);
 	return (0);
+}
+
+/* Take n bytes from a bounded reader; 0 if there are not so many. */
+static int
+take_n(struct reader *r, uint64_t n)
+{
+	if (n > r->n)
+		return (0);
+	r->p += n;
+	r->n -= n;
+	return (1);
+}
+
+static int
+take_u32(struct reader *r, uint32_t *v)
+{
+	if (r->n < 4)
+		return (0);
+	*v = le32(r->p);
+	return (take_n(r, 4));
+}
+
+/*
+ * The sessionBufferMode of a CollectTracing6 payload, walked as
+ * ipc-protocol.md lays it out (not with ipc.c's code): 1 and the mode,
+ * 0 for a user_events session, -1 if it ends first.
+ */
+static int
+walk_mode(const uint8_t *payload, size_t plen, uint32_t *mode)
+{
+	struct reader	 r = { payload, plen };
+	uint32_t	 type, n, i, count, ids;
+
+	if (!take_u32(&r, &type))
+		return (-1);
+	if (type != 0)
+		return (0);
+	/* circularBufferMB, format, rundownKeyword, requestStackwalk */
+	if (!take_n(&r, 4 + 4 + 8 + 1) || !take_u32(&r, &n))
+		return (-1);
+	for (i = 0; i < n; i++) {
+		/* keywords, logLevel, name, arguments, filter, ids */
+		if (!take_n(&r, 8 + 4) || !take_u32(&r, &count) ||
+		    !take_n(&r, (uint64_t)count * 2) || !take_u32(&r, &count) ||
+		    !take_n(&r, (uint64_t)count * 2) || !take_n(&r, 1) ||
+		    !take_u32(&r, &ids) || !take_n(&r, (uint64_t)ids * 4))
+			return (-1);
+	}
+	return (take_u32(&r, mode) ? 1 : -1);
 }
 
 static void
@@ -411,6 +470,7 @@ check_decision(const struct built *b, const struct acl_peer *peer,
 {
 	const uint8_t	*payload = msg + IPC_HEADER_LEN;
 	size_t		 plen = len - IPC_HEADER_LEN;
+	uint32_t	 mode = 0;
 	int		 cmd = CMD(msg[16], msg[17]);
 
 	if (d->rule == NULL || d->reason == NULL || d->role_from == NULL)
@@ -455,6 +515,10 @@ check_decision(const struct built *b, const struct acl_peer *peer,
 	if (b->max_mb != 0 && (cmd == 0x0206 || cmd == 0x0207) &&
 	    (plen < 8 || le32(payload + 4) > b->max_mb))
 		abort();
+	if (cmd == 0x0207 && !peer->local && !b->may_stall &&
+	    plen >= 4 && le32(payload) == 0 &&
+	    (walk_mode(payload, plen, &mode) != 1 || mode != 0))
+		abort();	/* Block, or no mode, from the network */
 	if (b->policy == NULL && !peer->local && !LISTED(operate_set, cmd))
 		abort();	/* a network peer's default is operate */
 	if (b->policy == NULL && peer->local && peer->uid != 0 &&
@@ -462,6 +526,19 @@ check_decision(const struct built *b, const struct acl_peer *peer,
 	    peer->uid != peer->runtime_uid))
 		abort();	/* another local uid's default is none */
 	if (b->deny_all_first)
+		abort();
+}
+
+/* ipc.c's parser of the mode finds what the walk finds, on any payload. */
+static void
+check_mode_parser(const uint8_t *payload, size_t plen)
+{
+	uint32_t	 a = 0, b = 0;
+	int		 ra, rb;
+
+	ra = ipc_collect6_buffer_mode(payload, plen, &a);
+	rb = walk_mode(payload, plen, &b);
+	if (ra != rb || (ra == 1 && a != b))
 		abort();
 }
 
@@ -513,6 +590,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	acl_decide(b.policy, &peer, msg, len, &d);
 	check_decision(&b, &peer, msg, len, &d);
+	check_mode_parser(msg + IPC_HEADER_LEN, plen);
 	acl_decide(b.policy, &peer, copy, len, &again);
 	if (again.allow != d.allow || again.hresult != d.hresult ||
 	    again.role != d.role || strcmp(again.rule, d.rule) != 0 ||

@@ -19,7 +19,13 @@
  * - the same input parses the same twice;
  * - the name, in a buffer of any size from 2, is non-empty, of
  *   [A-Za-z0-9._+-] only, and starts with neither '-' nor '.'; the same
- *   holds for a struct filled with raw bytes the parser never saw.
+ *   holds for a struct filled with raw bytes the parser never saw;
+ * - ipc_info_reply_id(), which a router uses to keep a reply byte for
+ *   byte (bit 1 of flags: as ProcessInfo3), takes only a whole reply whose
+ *   header's size is its length, and gives the pid and cookie at their
+ *   offsets, or the error frame's HRESULT of a 24-byte error; where the
+ *   ProcessInfo parser takes the same whole reply, both give one pid
+ *   and one cookie.
  */
 
 #include "config.h"
@@ -121,6 +127,53 @@ raw_field(char *dst, size_t size, const uint8_t *data, size_t len,
 	*off += n;
 }
 
+static uint64_t
+le64_at(const uint8_t *p)
+{
+	uint64_t	 v = 0;
+	int		 i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return (v);
+}
+
+/*
+ * ipc_info_reply_id() on the reply buf (len bytes), as ProcessInfo3 if
+ * v3; rv and pi are what ipc_process_info_parse() made of the same.
+ */
+static void
+check_reply_id(const uint8_t *buf, size_t len, int v3, int rv,
+    const struct process_info *pi)
+{
+	uint8_t		 cookie[IPC_COOKIE_LEN];
+	uint64_t	 pid = 0;
+	uint32_t	 hresult = 0;
+	size_t		 off = IPC_HEADER_LEN + (v3 ? 4 : 0);
+	int		 id;
+
+	id = ipc_info_reply_id(buf, len, v3, &pid, cookie, &hresult);
+	if (id < -1 || id > 1)
+		abort();
+	if (id != -1 && (len < IPC_HEADER_LEN ||
+	    (size_t)(buf[14] | buf[15] << 8) != len ||
+	    memcmp(buf, "DOTNET_IPC_V1", IPC_MAGIC_LEN) != 0 ||
+	    buf[16] != 0xff))
+		abort();	/* only a whole reply */
+	if (id == 0 && (buf[17] != 0x00 || len < off + 8 + IPC_COOKIE_LEN ||
+	    pid != le64_at(buf + off) ||
+	    memcmp(cookie, buf + off + 8, IPC_COOKIE_LEN) != 0))
+		abort();
+	if (id == 1 && (buf[17] != 0xff || len != 24 || hresult !=
+	    (uint32_t)(buf[20] | buf[21] << 8 | buf[22] << 16 |
+	    (uint32_t)buf[23] << 24)))
+		abort();
+	if (!v3 && rv == 0 && (size_t)(buf[14] | buf[15] << 8) == len &&
+	    (id != 0 || pid != pi->pid ||
+	    memcmp(cookie, pi->cookie, IPC_COOKIE_LEN) != 0))
+		abort();	/* one reply, one runtime */
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
 {
@@ -185,6 +238,7 @@ LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
 		free(copy);
 	}
 
+	check_reply_id(buf, len, input[0] & 2, rv, &pi);
 	check_names(&pi, namelen);
 
 	/* A struct of raw bytes: the name must be safe all the same. */

@@ -97,7 +97,8 @@ one(int argc, char *argv[])
 	if (argc < 2)
 		return (2);
 	all = calloc(1, sizeof(*all));
-	if (standin_start(&all[0], argv[0], argv[1], err, sizeof(err)) == -1) {
+	if (standin_start(&all[0], argv[0], argv[1], getenv("STANDIN_TMPDIR"),
+	    err, sizeof(err)) == -1) {
 		fprintf(stderr, "standins: %s\n", err);
 		return (1);
 	}
@@ -150,7 +151,7 @@ churn(int argc, char *argv[])
 	before = platform_fds_in_use();
 	for (i = 0; i < nall; i++) {
 		snprintf(what, sizeof(what), "dsroute stand-in %d", i);
-		if (standin_start(&all[i], argv[1], what, err,
+		if (standin_start(&all[i], argv[1], what, NULL, err,
 		    sizeof(err)) == -1) {
 			fprintf(stderr, "standins: %d: %s\n", i, err);
 			return (1);

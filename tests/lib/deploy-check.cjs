@@ -11,7 +11,9 @@
 //   apiVersion and kind (kubernetes-models, JSON schemas compiled with ajv);
 // - each dsroute container runs IMAGE, and DSROUTE -n accepts its
 //   arguments (with -f, the configuration from its ConfigMap), its
-//   volumes standing in as below;
+//   volumes standing in as below; one that runs dsroute from the app's
+//   own image (command: [.../dsroute]) wraps the app: its arguments end
+//   in -- COMMAND;
 // - each app's DOTNET_DiagnosticPorts socket is one a dsroute listens on,
 //   through the same volume; a sidecar is native (an init container with
 //   restartPolicy: Always); a pod that reads other pods' runtimes is
@@ -91,8 +93,10 @@ const configMaps = objects.filter(o => o.doc.kind === "ConfigMap");
 
 const containers = spec => [...(spec.initContainers || []).map(c => ({ c, init: true })),
     ...(spec.containers || []).map(c => ({ c, init: false }))];
-const isDsroute = c => typeof c.image === "string" &&
-    /(^|\/)dsroute(:|@|$)/.test(c.image);
+const isWrapper = c => Array.isArray(c.command) && c.command.length === 1 &&
+    /(^|\/)dsroute$/.test(String(c.command[0]));
+const isDsroute = c => (typeof c.image === "string" &&
+    /(^|\/)dsroute(:|@|$)/.test(c.image)) || isWrapper(c);
 
 // Where a path in a container lands: a volume of the pod or of the node.
 function location(spec, c, p) {
@@ -182,8 +186,16 @@ for (const pod of pods) {
 		if (!isDsroute(c))
 			continue;
 		const what = `${pod.name}: container ${c.name}`;
-		report(`${what}: image ${image}`, c.image === image ? null :
-		    `image ${c.image}`);
+		if (isWrapper(c)) {
+			// The app's image, with dsroute copied in from IMAGE.
+			const args = (c.args || []).map(String);
+			const dash = args.indexOf("--");
+			report(`${what}: dsroute wraps the app (-- COMMAND)`,
+			    dash !== -1 && dash + 1 < args.length ? null :
+			    "no -- COMMAND in its arguments");
+		} else
+			report(`${what}: image ${image}`, c.image === image ?
+			    null : `image ${c.image}`);
 		const conf = configOf(pod.spec, c);
 		const root = fs.mkdtempSync(path.join(tmpDir, "pod."));
 		const moved = standIn(pod.spec, c, root);

@@ -101,17 +101,24 @@ message(int set, int id, const uint8_t *payload, size_t plen, size_t *len)
 	return (m);
 }
 
-/* Decide on (set, id) with a payload that passes every payload check. */
+/*
+ * Decide on (set, id) with a payload that passes every payload check: for
+ * CollectTracing6 a whole streaming session in Drop mode, no provider.
+ */
 static void
 decide_cmd(const struct acl_policy *p, const struct acl_peer *peer, int cmd,
     struct acl_decision *d)
 {
 	static const uint8_t	 benign[8] = { 0, 0, 0, 0, 64, 0, 0, 0 };
+	static const uint8_t	 drop6[29] = { 0, 0, 0, 0, 64, 0, 0, 0, 1 };
 	uint8_t			*m;
 	size_t			 len;
 
-	m = message(cmd >> 8, cmd & 0xff, benign, IN(no_payload, cmd) ? 0 :
-	    sizeof(benign), &len);
+	if (cmd == 0x0207)
+		m = message(cmd >> 8, cmd & 0xff, drop6, sizeof(drop6), &len);
+	else
+		m = message(cmd >> 8, cmd & 0xff, benign, IN(no_payload, cmd) ?
+		    0 : sizeof(benign), &len);
 	acl_decide(p, peer, m, len, d);
 	free(m);
 }
@@ -298,6 +305,8 @@ policy(const char *const *opts)
 			rv = acl_set_max_buffer(&p, v, err, sizeof(err));
 		else if (strcmp(name, "advertise") == 0)
 			rv = acl_add_advertiser(&p, v, err, sizeof(err));
+		else if (strcmp(name, "may-stall-app") == 0)
+			rv = acl_set_may_stall_app(&p, err, sizeof(err));
 		else if (acl_role_parse(name, &role) == 0)
 			rv = acl_add_grant(&p, role, v, err, sizeof(err));
 		else
@@ -900,6 +909,124 @@ test_payloads(void)
 	ok(d.allow, "EnablePerfMap takes its payload");
 }
 
+/* Append bytes to a payload under construction. */
+static size_t
+put(uint8_t *p, size_t off, const void *v, size_t n)
+{
+	memcpy(p + off, v, n);
+	return (off + n);
+}
+
+/*
+ * A CollectTracing6 streaming payload as dotnet/diagnostics' client
+ * writes it (SerializeV6): nproviders each named name with an event
+ * filter of nids ids, then mode; its length, cut at cut if it is not 0.
+ */
+static size_t
+trace6(uint8_t *p, int nproviders, int nids, uint32_t mode)
+{
+	static const uint8_t	 rundown[8] = { 0x39, 0x01, 0x02, 0x80 };
+	size_t			 off;
+	int			 i, j;
+
+	off = put32(p, 0, 0);			/* session_type: streaming */
+	off = put32(p, off, 256);		/* circularBufferMB */
+	off = put32(p, off, 1);			/* format: NetTrace */
+	off = put(p, off, rundown, 8);		/* rundownKeyword */
+	p[off++] = 1;				/* requestStackwalk */
+	off = put32(p, off, nproviders);
+	for (i = 0; i < nproviders; i++) {
+		off = put(p, off, "\xff\xff\xff\xff\0\0\0\0", 8);
+		off = put32(p, off, 5);		/* logLevel */
+		off = put32(p, off, 3);		/* "Ab" */
+		off = put(p, off, "A\0b\0\0\0", 6);
+		off = put32(p, off, 0);		/* no arguments */
+		p[off++] = 1;			/* filter: enable */
+		off = put32(p, off, nids);
+		for (j = 0; j < nids; j++)
+			off = put32(p, off, j + 1);
+	}
+	return (put32(p, off, mode));
+}
+
+/* CollectTracing6's Block mode: local peers, network peers, the option. */
+static void
+test_block_mode(void)
+{
+	struct acl_policy	*stall = POLICY("may-stall-app=");
+	struct acl_decision	 d;
+	struct acl_peer		 net, local;
+	uint8_t			 buf[4096], *m;
+	uint32_t		 mode;
+	size_t			 n, len, cut;
+	int			 all, rv;
+
+	n = trace6(buf, 2, 3, 1);
+	ok(ipc_collect6_buffer_mode(buf, n, &mode) == 1 && mode == 1,
+	    "the parser finds Block after two providers with three ids each");
+	n = trace6(buf, 0, 0, 0);
+	ok(ipc_collect6_buffer_mode(buf, n, &mode) == 1 && mode == 0,
+	    "... and Drop after none");
+	put32(buf, 0, 1);
+	ok(ipc_collect6_buffer_mode(buf, n, &mode) == 0,
+	    "a user_events session has no mode");
+	n = trace6(buf, 3, 2, 1);
+	for (cut = 0, all = 1; cut < n; cut++)
+		all &= ipc_collect6_buffer_mode(buf, cut, &mode) == -1;
+	ok(all, "every payload cut short of the mode is malformed");
+	/* A count that lies: the ids would run far past the payload. */
+	n = trace6(buf, 1, 1, 0);
+	put32(buf, 4 + 4 + 4 + 8 + 1 + 4 + 8 + 4 + 10 + 4 + 1, 0xffffffff);
+	ok(ipc_collect6_buffer_mode(buf, n, &mode) == -1,
+	    "an event filter's count past the payload is malformed");
+	n = trace6(buf, 1, 0, 0);
+	put32(buf, 4 + 4 + 4 + 8 + 1 + 4 + 8 + 4, 0x7fffffff);
+	ok(ipc_collect6_buffer_mode(buf, n, &mode) == -1,
+	    "a provider name's count past the payload is malformed");
+
+	peer_tcp(&net, "192.0.2.7");
+	peer_local(&local, RUNTIME_UID);
+	n = trace6(buf, 2, 3, 1);
+	m = message(IPC_SET_EVENTPIPE, 0x07, buf, n, &len);
+	acl_decide(NULL, &net, m, len, &d);
+	ok(!d.allow && d.hresult == HRESULT_UNKNOWN_COMMAND &&
+	    strcmp(d.rule, "block-mode") == 0 && strstr(d.reason,
+	    "may-stall-app") != NULL, "Block from a network peer: refused as "
+	    "an unknown command, the audit line says why");
+	acl_decide(NULL, &local, m, len, &d);
+	ok(d.allow, "Block from a local peer (the runtime's uid): allowed");
+	acl_decide(stall, &net, m, len, &d);
+	ok(d.allow, "Block from a network peer where may-stall-app: allowed");
+	free(m);
+	n = trace6(buf, 2, 3, 0);
+	m = message(IPC_SET_EVENTPIPE, 0x07, buf, n, &len);
+	acl_decide(NULL, &net, m, len, &d);
+	ok(d.allow, "Drop from a network peer: allowed");
+	free(m);
+	n = trace6(buf, 1, 0, 2);
+	m = message(IPC_SET_EVENTPIPE, 0x07, buf, n, &len);
+	acl_decide(NULL, &net, m, len, &d);
+	ok(!d.allow && strcmp(d.rule, "block-mode") == 0,
+	    "a mode after Block is no Drop: refused");
+	free(m);
+	n = trace6(buf, 1, 0, 1);
+	m = message(IPC_SET_EVENTPIPE, 0x07, buf, n - 4, &len);
+	acl_decide(NULL, &net, m, len, &d);
+	ok(!d.allow && d.hresult == HRESULT_BAD_ENCODING,
+	    "no mode from a network peer: BAD_ENCODING");
+	acl_decide(NULL, &local, m, len, &d);
+	ok(d.allow, "... and from a local peer the runtime judges it");
+	free(m);
+	n = trace6(buf, 1, 0, 1);
+	m = message(IPC_SET_EVENTPIPE, 0x06, buf, n, &len);
+	acl_decide(NULL, &net, m, len, &d);
+	ok(d.allow, "CollectTracing5 has no mode: the same bytes pass");
+	free(m);
+	rv = acl_set_may_stall_app(&stall, err, sizeof(err));
+	ok(rv == 0, "may-stall-app twice is may-stall-app");
+	acl_policy_free(stall);
+}
+
 /* Random messages: no read past the message, and the invariants hold. */
 static void
 test_random(void)
@@ -1139,6 +1266,7 @@ main(void)
 	test_identities();
 	test_dump_dir();
 	test_payloads();
+	test_block_mode();
 	test_random();
 	test_advertise();
 	test_runtime_rules();

@@ -21,7 +21,8 @@
 static const char *const common_options[] = {
 	"listen", "connect", "peer", "advertise", "policy", "allow", "deny",
 	"none", "observe", "operate", "dump", "full", "dump-dir",
-	"max-buffer-mb", "allow-cn", "allow-san", "allow-fp", NULL
+	"max-buffer-mb", "may-stall-app", "allow-cn", "allow-san", "allow-fp",
+	NULL
 };
 
 static int

@@ -9,9 +9,11 @@
 // can use to tell that a suspended runtime has been resumed.
 //
 //   dsapp [--seconds N] [--exit-after-ms N] [--interval-ms N] [--quiet]
+//         [--exit-code N]
 //
 // Without --seconds/--exit-after-ms it runs until SIGTERM/SIGINT and then
-// exits 0 after printing "dsapp pid=<pid> exiting count=<n>".
+// exits 0 (or --exit-code's N) after printing "dsapp pid=<pid> exiting
+// count=<n>".
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -63,7 +65,7 @@ internal static class Program
     private static int Usage(string msg)
     {
         Console.Error.WriteLine($"dsapp: {msg}");
-        Console.Error.WriteLine("usage: dsapp [--seconds N] [--exit-after-ms N] [--interval-ms N] [--quiet]");
+        Console.Error.WriteLine("usage: dsapp [--seconds N] [--exit-after-ms N] [--interval-ms N] [--quiet] [--exit-code N]");
         return 2;
     }
 
@@ -71,6 +73,7 @@ internal static class Program
     {
         long runMs = -1;
         int intervalMs = 10;
+        int exitCode = 0;
         bool quiet = false;
         for (int i = 0; i < args.Length; i++)
         {
@@ -93,6 +96,10 @@ internal static class Program
                     i++; break;
                 case "--quiet":
                     quiet = true; break;
+                case "--exit-code":
+                    if (next == null || !int.TryParse(next, out exitCode) || exitCode < 0 || exitCode > 255)
+                        return Usage("--exit-code needs an integer from 0 to 255");
+                    i++; break;
                 case "-h":
                 case "--help":
                     Usage("help"); return 0;
@@ -151,6 +158,6 @@ internal static class Program
         Console.Out.Flush();
         GC.KeepAlive(keep);
         GC.KeepAlive(Kept);
-        return 0;
+        return exitCode;
     }
 }
