@@ -85,6 +85,8 @@ const char	*sockfile_kind(mode_t);
 int		 sockfile_listen(struct sockfile *, char *, size_t);
 int		 sockfile_dir_check(const char *, char *, size_t);
 void		 sockfile_remove(struct sockfile *);
+int		 sockfile_private_dir(char *, const char *, char *, size_t);
+void		 sockfile_private_dir_remove(const char *);
 int		 platform_dump_dir_check(const char *, uid_t, char *, size_t);
 int		 platform_nonblock(int);
 size_t		 platform_signals(const int **);

@@ -559,6 +559,45 @@ sockfile_remove(struct sockfile *sf)
 	close(sf->dirfd);
 }
 
+/*
+ * Make the directory tmpl (its name ending in XXXXXX) of our own, mode
+ * 0700, owned by owner when we are to drop to that user: a socket in it
+ * is safe whatever its parent is (an emptyDir is 0777 and not sticky).
+ */
+int
+sockfile_private_dir(char *tmpl, const char *owner, char *err, size_t len)
+{
+	uid_t	 uid = (uid_t)-1;
+	int	 e;
+
+	if (owner != NULL && parse_uid(owner, &uid) == -1) {
+		snprintf(err, len, "--user %s: no such user", owner);
+		return (-1);
+	}
+	if (mkdtemp(tmpl) == NULL) {
+		snprintf(err, len, "cannot make a directory %s: %s", tmpl,
+		    strerror(errno));
+		return (-1);
+	}
+	if (owner != NULL && chown(tmpl, uid, (gid_t)-1) == -1) {
+		e = errno;
+		(void)rmdir(tmpl);
+		snprintf(err, len, "%s: cannot give it to %s: %s", tmpl, owner,
+		    strerror(e));
+		return (-1);
+	}
+	return (0);
+}
+
+/* Remove a directory sockfile_private_dir() made, once it is empty. */
+void
+sockfile_private_dir_remove(const char *path)
+{
+	if (rmdir(path) == -1 && errno != ENOENT)
+		log_warning("cannot remove the directory %s: %s", path,
+		    strerror(errno));
+}
+
 /* Make a descriptor non-blocking; -1 on failure. */
 int
 platform_nonblock(int fd)

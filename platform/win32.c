@@ -376,6 +376,21 @@ sockfile_remove(struct sockfile *sf)
 	sf->made = 0;
 }
 
+int
+sockfile_private_dir(char *tmpl, const char *owner, char *err, size_t len)
+{
+	(void)owner;
+	snprintf(err, len, "%s: %s", tmpl, NO_SOCKET_FILES);
+	errno = ENOSYS;
+	return (-1);
+}
+
+void
+sockfile_private_dir_remove(const char *path)
+{
+	(void)path;
+}
+
 /*
  * dump-dir= is a POSIX path (acl.c takes no drive and no backslash):
  * the directory of a runtime on another host, which cannot be checked

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,8 @@ static struct child app;
 static int	 app_status = -1;	/* ours to exit with, once known */
 static int	 stopping;
 static char	*app_env[2];
+static char	 own_dir[PATH_MAX];	/* of our socket for it, or "" */
+static pid_t	 own_dir_pid;		/* who made it: a fork is not us */
 
 /* The command after --, kept as given, and whether it starts suspended. */
 void
@@ -61,17 +64,26 @@ launch_wanted(void)
 	return (app_argv != NULL);
 }
 
+/* At exit, once the socket in it is gone. */
+static void
+own_dir_remove(void)
+{
+	if (own_dir[0] != '\0' && getpid() == own_dir_pid)
+		sockfile_private_dir_remove(own_dir);
+}
+
 /*
  * The endpoint spec of a socket of our own for the application's runtime
- * to dial, when the command line gives none: in $TMPDIR (or /tmp), named
- * with our pid and a random word, owned by --user when we drop to it.
- * Return -1 with a reason in err.
+ * to dial, when the command line gives none: app.sock in a directory
+ * made for it in $TMPDIR (or /tmp), dsroute-PID-XXXXXX, mode 0700, so
+ * that a /tmp anyone may write (a Kubernetes emptyDir is 0777, not
+ * sticky) is no danger; both owned by --user when we drop to it.  The
+ * directory goes at exit.  Return -1 with a reason in err.
  */
 int
 launch_private_spec(char *spec, size_t len, char *err, size_t errlen)
 {
-	const char	*dir = getenv("TMPDIR");
-	uint32_t	 word;
+	const char	*dir = getenv("TMPDIR"), *user = NULL;
 	size_t		 n;
 
 	if (dir == NULL || dir[0] != '/')
@@ -79,13 +91,22 @@ launch_private_spec(char *spec, size_t len, char *err, size_t errlen)
 	n = strlen(dir);
 	while (n > 1 && dir[n - 1] == '/')
 		n--;
-	if (platform_random(&word, sizeof(word)) == -1) {
-		snprintf(err, errlen, "no random bytes for the socket's name");
+	if (settings.user[0] != '\0')
+		user = settings.user;
+	if ((size_t)snprintf(own_dir, sizeof(own_dir), "%.*s/dsroute-%ld-XXXXXX",
+	    (int)n, dir, (long)getpid()) >= sizeof(own_dir)) {
+		own_dir[0] = '\0';
+		snprintf(err, errlen, "TMPDIR is too long for a socket path");
 		return (-1);
 	}
-	if ((size_t)snprintf(spec, len, "uds:%.*s/dsroute-%ld-%08x.sock,listen"
-	    "%s%s", (int)n, dir, (long)getpid(), (unsigned)word,
-	    settings.user[0] != '\0' ? ",owner=" : "", settings.user) >= len) {
+	if (sockfile_private_dir(own_dir, user, err, errlen) == -1) {
+		own_dir[0] = '\0';
+		return (-1);
+	}
+	own_dir_pid = getpid();
+	atexit(own_dir_remove);
+	if ((size_t)snprintf(spec, len, "uds:%s/app.sock,listen%s%s", own_dir,
+	    user != NULL ? ",owner=" : "", user != NULL ? user : "") >= len) {
 		snprintf(err, errlen, "TMPDIR is too long for a socket path");
 		return (-1);
 	}

@@ -25,7 +25,7 @@ launched s --suspend --resume-after 6 tcp:127.0.0.1:0 -- "$DSAPP" \
     --seconds 2 --exit-code 3
 check "the app starts suspended with the router's socket" wait_for 30 \
     has_line "$T/s.err" \
-    "^info: started the application \($DSAPP, pid [0-9]+\) with DOTNET_DiagnosticPorts=$T/s\.d/dsroute-[0-9]+-[0-9a-f]+\.sock,suspend: its runtime waits"
+    "^info: started the application \($DSAPP, pid [0-9]+\) with DOTNET_DiagnosticPorts=$T/s\.d/dsroute-[0-9]+-[A-Za-z0-9]{6}/app\.sock,suspend: its runtime waits"
 check "its runtime dials the router" wait_for 60 has_line "$T/s.err" \
     "^info: runtime pid $(app_pid s) \(cookie [0-9a-f]+\) connected on uds:$T/s\.d/"
 check "the runtime says it is paused" wait_for 60 has_line "$T/s.out" \

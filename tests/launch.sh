@@ -29,6 +29,7 @@ printf '%s\n' "${DOTNET_DiagnosticPorts-unset}" >"$out.env"
 sock=${DOTNET_DiagnosticPorts##*;}
 sock=${sock%%,*}
 [ -S "$sock" ] && echo listening >"$out.sock"
+stat -c '%a' "${sock%/*}" >"$out.dirmode"
 # The shell keeps its script open at 10 and above: not ours.
 ls /proc/$$/fd | awk '$1 < 10' >"$out.fds"
 ps -o pgid= -p $$ | tr -d ' ' >"$out.pgid"
@@ -48,9 +49,10 @@ launched l1 tcp:127.0.0.1:0 -- "$T/child.sh" "$T/c1" exit 3
 reaped l1
 is "the router exits with the application's status" "$rc" 3
 like "the child has DOTNET_DiagnosticPorts naming the router's socket" \
-    "$(cat "$T/c1.env")" "^$T/l1\.d/dsroute-[0-9]+-[0-9a-f]{8}\.sock,nosuspend\$"
+    "$(cat "$T/c1.env")" "^$T/l1\.d/dsroute-[0-9]+-[A-Za-z0-9]{6}/app\.sock,nosuspend\$"
 is "... which listened when the child started" "$(cat "$T/c1.sock")" \
     listening
+is "... in a directory of its own, mode 0700" "$(cat "$T/c1.dirmode")" 700
 check "the log says it started the application" has_line "$T/l1.err" \
     "^info: started the application \($T/child\.sh, pid [0-9]+\) with DOTNET_DiagnosticPorts=$T/l1\.d/dsroute-"
 check "... after every endpoint listened" eval "grep -n '' '$T/l1.err' |
@@ -58,10 +60,21 @@ check "... after every endpoint listened" eval "grep -n '' '$T/l1.err' |
     grep -q 'started the application'"
 is "one line says how it ended" "$(count_lines "$T/l1.err" \
     '^info: the application \(.*\) exited with status 3; dsroute stops with it$')" 1
-check "the router's socket is gone" eval "! ls '$T/l1.d' | grep -q sock"
+check "the router's socket and its directory are gone" eval \
+    "[ -z \"\$(ls -A '$T/l1.d')\" ]"
 is "the child had its standard streams and nothing else" \
     "$(tr '\n' ' ' <"$T/c1.fds")" "0 1 2 "
 check "no sanitizer report" clean l1
+
+# --- a TMPDIR anyone may write, not sticky: a Kubernetes emptyDir at /tmp.
+mkdir -m 0777 "$T/l0.d"
+chmod 0777 "$T/l0.d"
+launched l0 tcp:127.0.0.1:0 -- "$T/child.sh" "$T/c0" exit 0
+reaped l0
+is "a TMPDIR of mode 0777 (an emptyDir): the application runs, status 0" \
+    "$rc" 0
+is "... its socket listened, in a private directory" \
+    "$(cat "$T/c0.sock" "$T/c0.dirmode" 2>&1 | tr '\n' ' ')" "listening 700 "
 
 # --- a value the application had is kept; --suspend; LOCAL given.
 mkdir -p -m 0700 "$T/l2.d"
@@ -154,7 +167,7 @@ launched d1 server-server -ipcs "$T/ipc.sock" -- "$T/child.sh" "$T/d1" exit 4
 reaped d1
 is "server-server -- : the application's status" "$rc" 4
 like "server-server: the application dials a socket of the router's own" \
-    "$(cat "$T/d1.env")" "^$T/d1\.d/dsroute-[0-9]+-[0-9a-f]{8}\.sock,nosuspend\$"
+    "$(cat "$T/d1.env")" "^$T/d1\.d/dsroute-[0-9]+-[A-Za-z0-9]{6}/app\.sock,nosuspend\$"
 launched d2 client-server -ipcc "$T/listening-tool.sock" -- "$T/child.sh" \
     "$T/d2" exit 0
 reaped d2
