@@ -22,7 +22,7 @@ struct evbuffer;
 
 /* A helper program running. */
 struct child {
-	char			 name[96];	/* for the log */
+	char			 name[256];	/* for the log: a path, a pid */
 	int			 timeout_ms;	/* 0: none */
 	int			 quiet;		/* its stderr at debug level */
 	void			(*done)(struct child *, int,

@@ -195,7 +195,7 @@ launch_start(const struct route *r, int side)
 		app_status = e == ENOENT ? STATUS_NOT_FOUND : STATUS_CANNOT_RUN;
 		return (-1);
 	}
-	snprintf(app.name, sizeof(app.name), "%.64s, pid %d", app_argv[0],
+	snprintf(app.name, sizeof(app.name), "%.200s, pid %d", app_argv[0],
 	    (int)app.pid);
 	log_info("started the application (%s) with %s%s", app.name,
 	    app_env[0], app_suspend ? ": its runtime waits for a "
