@@ -865,6 +865,11 @@ make_routes(void)
 	    sizeof(err))) == NULL)
 		fatalx("%s", err);
 	main_route->runtime_seen = runtime_seen_cb;
+	/*
+	 * Through adb or iproxy the app's port is the device's, which only
+	 * the banner below knows: the transports' lines would name ours.
+	 */
+	main_route->own_howto = cmd->address != NULL || forward_name != NULL;
 
 	if (default_ipc) {
 		(void)platform_ipc_spec(sibling_path, spec, sizeof(spec));
@@ -950,8 +955,9 @@ app_address(char *host, size_t len, int *port)
 	struct endpoint	*ep = &main_route->endpoint[SIDE_REMOTE];
 
 	if (cmd->address != NULL) {
+		/* Without adb the user forwards to the same device port. */
 		snprintf(host, len, "%s", cmd->app_host);
-		*port = forward.kind != FORWARD_NONE ? forward.device_port :
+		*port = forward.device_port > 0 ? forward.device_port :
 		    cmd->app_port;
 		return;
 	}

@@ -270,6 +270,8 @@ struct route {
 	void			(*runtime_seen)(struct route *);
 	const char		*helper;	/* a front end's helper route:
 						   what it is for, in one line */
+	int			 own_howto;	/* a front end says how to reach
+						   it, not the transports */
 	TAILQ_ENTRY(route)	 entry;
 };
 

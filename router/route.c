@@ -589,7 +589,7 @@ route_describe(struct route *r)
 		    "bytes: a runtime's advertise or a tool's command");
 		break;
 	}
-	for (side = 0; side < 2; side++) {
+	for (side = 0; side < 2 && !r->own_howto; side++) {
 		if (r->endpoint[side].transport->howto != NULL)
 			r->endpoint[side].transport->howto(&r->endpoint[side],
 			    &r->endpoint[OTHER_SIDE(side)]);

@@ -152,6 +152,13 @@ DSR_ENV="PATH=$T/nobin" dsr a6 /dev/null android
 check "android: no adb: says how to get one" has_line "$T/a6.err" \
     '^fail: adb not found: set ANDROID_HOME'
 stop_dsroute a6
+DSR_ENV="PATH=$T/nobin" dsr a7 /dev/null android --host-port 9101 \
+    --device-port 9100
+check "android, no adb, both ports: the reverse to run by hand" has_line \
+    "$T/a7.err" 'until then run adb reverse tcp:9100 tcp:9101 yourself$'
+check "... and the app still dials the device's 9100" has_line "$T/a7.out" \
+    '^DOTNET_DiagnosticPorts=127\.0\.0\.1:9100,nosuspend,connect$'
+stop_dsroute a7
 
 # --- android-emu: the emulator dials 10.0.2.2:9000, which is our 9000.
 : >"$ADB_LOG"
@@ -256,6 +263,8 @@ check "android --device-port 9100: adb reverse tcp:9100 tcp:9101" \
 check "android --device-port 9100: --info, the app dials 127.0.0.1:9100" \
     has_line "$T/p1.out" \
     '^DOTNET_DiagnosticPorts=127\.0\.0\.1:9100,nosuspend,connect$'
+check "... and no line of the log names the host's 9101 for the app" eval \
+    "! grep -q 'DiagnosticPorts=127\\.0\\.0\\.1:9101\\|DiagnosticPort=9101' '$T/p1.err' '$T/p1.out'"
 start_fakert rtp1 --connect tcp:127.0.0.1:9101 --pid 5601
 through p1 "android --host-port 9101: a runtime dialling it is traced" 5601
 stop rtp1
