@@ -3,9 +3,10 @@
 #
 # The layers of docs/architecture.md hold: each file includes only the
 # headers of its own layer and of those below it, nothing names Linux
-# outside platform/linux.c, no operating system is told apart outside
-# platform/, compat/ and the two registries, and the map names every
-# source file, unit test, test library and test helper there is.
+# outside platform/linux.c, no operating system is told apart by an #if
+# outside platform/ (the build picks each system's files), and the map
+# names every source file, unit test, test library and test helper there
+# is.
 #
 #	front ends	router/{main,cli,dsrouter,preset,ps,launch}.c frontend.h
 #	daemon		router/{daemon,conffile,metrics_http}.c and headers
