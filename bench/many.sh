@@ -109,14 +109,18 @@ mr_eq() {
 # mr_mem CONFIG STAGE PID [N]: the router's own RSS and descriptors, and
 # its children's (the stand-ins) RSS and PSS summed.
 mr_mem() {
-	local c=$1 stage=$2 pid=$3 n=${4:-} kids k rss pss krss=0 kpss=0 nk=0
+	local c=$1 stage=$2 pid=$3 n=${4:-} kids k r rss pss krss=0 kpss=0 nk=0
 	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
 	kids=$(cat /proc/"$pid"/task/*/children 2>/dev/null)
+	# A stand-in may end while it is read (two seconds after its
+	# runtime): one that is gone counts for nothing.
 	for k in $kids; do
-		[ -r "/proc/$k/smaps_rollup" ] || continue
-		krss=$((krss + $(awk '/^VmRSS:/ { print $2 }' \
-		    "/proc/$k/status")))
-		pss=$(awk '/^Pss:/ { print $2 }' "/proc/$k/smaps_rollup")
+		r=$(awk '/^VmRSS:/ { print $2 }' "/proc/$k/status" \
+		    2>/dev/null) || continue
+		pss=$(awk '/^Pss:/ { print $2 }' "/proc/$k/smaps_rollup" \
+		    2>/dev/null) || continue
+		[ -n "$r" ] && [ -n "$pss" ] || continue
+		krss=$((krss + r))
 		kpss=$((kpss + pss))
 		nk=$((nk + 1))
 	done
