@@ -297,6 +297,19 @@ ws_router() {
 	start_dsroute "$1" "uds:$T/$1.sock" "$2"
 }
 
+# other_cn_refused MANIFEST PORT_FORWARD: a workstation router with CN
+# client1's certificate reaches the pod over mutual TLS, and the pod lets
+# no ProcessInfo of it through.
+other_cn_refused() {
+	ws_router wx "tls:127.0.0.1:$(pf_port "$2"),connect,peer=router,ca=$C/ca.pem,$(cert client1)"
+	if client wxc --timeout 30 --port "$T/wx.sock,connect" processinfo; then
+		fail "$1: another CN is refused" "$(cat "$T/wxc.out")"
+	else
+		pass "$1: another CN is refused"
+	fi
+	stop_dsroute wx
+}
+
 # same_ns KIND A B: containers A and B share the namespace KIND.
 same_ns() {
 	[ "$(readlink "/proc/$(ctr_pid "$2")/ns/$1")" = \
@@ -484,13 +497,7 @@ like "... and answered the tool's ResumeRuntime itself, sending it on to no runt
 check "... which the workstation's router passed on as answered OK" eval \
     '! logged wm "answered ResumeRuntime with error"'
 stop_dsroute wm
-ws_router wx "tls:127.0.0.1:$(pf_port m-pf),connect,peer=router,ca=$C/ca.pem,$(cert client1)"
-if client mx --timeout 30 --port "$T/wx.sock,connect" processinfo; then
-	fail "mtls.yaml: another CN is refused" "$(cat "$T/mx.out")"
-else
-	pass "mtls.yaml: another CN is refused"
-fi
-stop_dsroute wx
+other_cn_refused mtls.yaml m-pf
 stop m-pf
 pod_down m "$M"
 
@@ -651,13 +658,7 @@ EOF
 	    -o "$T/wt.nettrace"
 	judge_trace "wrapper.yaml: dotnet-trace" "$T/wt.nettrace"
 	stop_dsroute ww
-	ws_router wx "tls:127.0.0.1:$(pf_port w-pf),connect,peer=router,ca=$C/ca.pem,$(cert client1)"
-	if client wy --timeout 30 --port "$T/wx.sock,connect" processinfo; then
-		fail "wrapper.yaml: another CN is refused" "$(cat "$T/wy.out")"
-	else
-		pass "wrapper.yaml: another CN is refused"
-	fi
-	stop_dsroute wx
+	other_cn_refused wrapper.yaml w-pf
 	stop w-pf
 	ctr_stopped "wrapper.yaml: dsroute exits with the app's 0 on docker stop" w
 	check "... after passing SIGTERM on to the app" \
