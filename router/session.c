@@ -310,10 +310,24 @@ invalid(struct session *s, struct conn *c, const struct greeting *g)
 }
 
 /*
- * A ProcessInfo whose answer the router keeps for the runtime the tool
- * would reach (infocache.c): send that, and nothing reaches the runtime.
- * Return 1 if it did, with what pump_write said in *rv (-1: the session
- * closed), or 0 if the command must go on to the runtime.
+ * The reply the router keeps (infocache.c) to the session's ProcessInfo,
+ * for the runtime the tool would reach, in *rtp; NULL if it has none or
+ * a runtime connection is already made for the command.
+ */
+static const uint8_t *
+recorded_reply(struct session *s, struct runtime **rtp, size_t *len)
+{
+	if (s->info_version < 0 || conn_is_open(runtime_conn(s)) ||
+	    (*rtp = runtime_serving(s)) == NULL)
+		return (NULL);
+	return (infocache_get(*rtp, s->info_version, len));
+}
+
+/*
+ * A ProcessInfo whose answer the router keeps: send that, and nothing
+ * reaches the runtime.  Return 1 if it did, with what pump_write said in
+ * *rv (-1: the session closed), or 0 if the command must go on to the
+ * runtime.
  */
 static int
 from_record(struct session *s, int *rv)
@@ -324,9 +338,7 @@ from_record(struct session *s, int *rv)
 	size_t		 len;
 	char		 name[96];
 
-	if (s->info_version < 0 || conn_is_open(rtc) ||
-	    (rt = runtime_serving(s)) == NULL ||
-	    (reply = infocache_get(rt, s->info_version, &len)) == NULL)
+	if ((reply = recorded_reply(s, &rt, &len)) == NULL)
 		return (0);
 	evbuffer_drain(rtc->out, evbuffer_get_length(rtc->out));
 	if (evbuffer_add(tool->out, reply, len) == -1) {
@@ -1350,6 +1362,7 @@ void
 session_runtime_available(struct route *r)
 {
 	struct session	*s, *next;
+	struct runtime	*rt;
 	const char	*why;
 	uint32_t	 hresult;
 	size_t		 len;
@@ -1359,9 +1372,7 @@ session_runtime_available(struct route *r)
 	for (s = TAILQ_FIRST(&r->waiting); s != NULL; s = next) {
 		next = TAILQ_NEXT(s, wait_entry);
 		/* A ProcessInfo answered meanwhile, by another tool's ask. */
-		if (s->info_version >= 0 && runtime_serving(s) != NULL &&
-		    infocache_get(runtime_serving(s), s->info_version,
-		    &len) != NULL) {
+		if (recorded_reply(s, &rt, &len) != NULL) {
 			TAILQ_REMOVE(&r->waiting, s, wait_entry);
 			s->waiting = 0;
 			(void)from_record(s, &taken);
