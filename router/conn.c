@@ -192,16 +192,15 @@ conn_error(const struct conn *c)
 	return (stream_error(&c->io));
 }
 
-static void
-set_event(struct event *ev, int *added, int want)
+/* Add ev to the loop or take it out as wanted; return whether it is in. */
+static int
+set_event(struct event *ev, int added, int want)
 {
-	if (want && !*added) {
+	if (want && !added)
 		event_add(ev, NULL);
-		*added = 1;
-	} else if (!want && *added) {
+	else if (!want && added)
 		event_del(ev);
-		*added = 0;
-	}
+	return (want != 0);
 }
 
 /* Ask the event loop for exactly the readiness the conn waits for. */
@@ -234,8 +233,8 @@ conn_update(struct conn *c)
 		    evbuffer_get_length(c->out) > 0) || c->rwant_write ||
 		    c->shut_pending;
 	}
-	set_event(&c->rev, &c->rev_added, want_read);
-	set_event(&c->wev, &c->wev_added, want_write);
+	c->rev_added = set_event(&c->rev, c->rev_added, want_read);
+	c->wev_added = set_event(&c->wev, c->wev_added, want_write);
 	if (c->io.transport->arm != NULL)
 		c->io.transport->arm(&c->io, want_read, want_write);
 }

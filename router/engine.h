@@ -70,17 +70,17 @@ struct conn {
 	struct exchange		*exchange;	/* the router's own (exchange.c) */
 	const char		*path;		/* a found runtime's, to dial */
 	int			 side;
+	uint32_t		 unsent_seen;	/* at the last idle check */
 	struct event		 rev;
 	struct event		 wev;
-	int			 rev_added;
-	int			 wev_added;
 	struct evbuffer		*out;		/* bytes waiting to go out here */
 
 	struct peer_count	*counted;	/* the peer it counts for */
 
 	uint64_t		 nwritten;
-	uint32_t		 unsent_seen;	/* at the last idle check */
 
+	unsigned		 rev_added:1;	/* rev is in the loop */
+	unsigned		 wev_added:1;
 	unsigned		 connecting:1;	/* non-blocking connect pending */
 	unsigned		 handshaking:1;
 	unsigned		 reading:1;	/* the session wants its bytes */
@@ -110,56 +110,62 @@ enum session_state {
 	S_HOLD			/* a refused runtime, held so it redials late */
 };
 
+/*
+ * Every open connection costs one of these, so its members are ordered to
+ * leave no holes and its flags are bits (bench/README.md, idle memory).
+ */
 struct session {
 	uint64_t		 id;
 	struct route		*route;
 	enum session_state	 state;
-	struct conn		 conn[2];	/* indexed by side */
 	int			 tool_side;	/* -1 until classified */
+	struct conn		 conn[2];	/* indexed by side */
 	struct runtime		*runtime;	/* record of the paired runtime */
-	struct event		 timer;		/* the deadline of the state */
+	struct event		*timer;		/* the deadline of the state;
+						   none while pumping */
 	struct event		*idle;		/* --idle-timeout, made if set */
 	uint64_t		 last_io;	/* monotonic ms of the last byte */
 	struct advertise	 advertise;	/* the runtime's, when known */
-	int			 have_advertise;
 	char			 command[40];	/* name of the first command */
 	struct timeval		 started;
 	struct conn		*dialing;	/* the conn being connected */
-	int			 dial_attempts;
 	uint64_t		 dial_deadline;	/* monotonic ms */
-	int			 timer_at_deadline; /* it fires at dial_deadline */
 	uint64_t		 offer_deadline; /* a listening tool's, or 0 */
-	int			 command_begun;	/* its first byte came */
-	int			 spoke;		/* an accepted conn sent a byte */
-	int			 bound;		/* to the runtime of bound_cookie */
+	int			 dial_attempts;
+	int			 info_version;	/* of a ProcessInfo command, or
+						   -1: its reply to keep */
 	uint8_t			 bound_cookie[IPC_COOKIE_LEN];
-	int			 counts_dialled; /* counted in route->dialled */
-	int			 offer;		/* a client-client offer */
-	int			 quiet;		/* end at debug level, not info */
-	int			 runtime_ended_first;
-	int			 timed_out;	/* a deadline ended it */
 	const char		*deny_reason;
 	char			*end_reason;	/* a hold's or a deny's, made */
-	int			 judged;	/* the first command was judged */
-	int			 warm;		/* a router's spare (WarmConnection) */
-	int			 spare;		/* its runtime side was one of ours */
-	int			 allowed;
-	int			 asked;		/* the command went on */
-	int			 awaiting_answer; /* asked, not answered yet */
+	char			*rule;		/* the rule that decided */
 	enum reply_kind		 answer;	/* how the runtime side answered */
 	uint32_t		 answer_hresult;
 	uint8_t			 answer_peek[REPLY_PEEK];
 	size_t			 answer_len;
-	char			*rule;		/* the rule that decided */
-	int			 info_version;	/* of a ProcessInfo command, or
-						   -1: its reply to keep */
 	struct evbuffer		*info_reply;	/* ... as it came so far */
-	int			 from_record;	/* the router answered it */
 	uint8_t			*replay;	/* first message, until answered */
 	size_t			 replay_len;
 	TAILQ_ENTRY(session)	 entry;		/* all sessions */
 	TAILQ_ENTRY(session)	 wait_entry;	/* the route's waiting tools */
-	int			 waiting;
+
+	unsigned		 have_advertise:1;
+	unsigned		 timer_at_deadline:1; /* it fires at dial_deadline */
+	unsigned		 command_begun:1; /* its first byte came */
+	unsigned		 spoke:1;	/* an accepted conn sent a byte */
+	unsigned		 bound:1;	/* to the runtime of bound_cookie */
+	unsigned		 counts_dialled:1; /* counted in route->dialled */
+	unsigned		 offer:1;	/* a client-client offer */
+	unsigned		 quiet:1;	/* end at debug level, not info */
+	unsigned		 runtime_ended_first:1;
+	unsigned		 timed_out:1;	/* a deadline ended it */
+	unsigned		 judged:1;	/* the first command was judged */
+	unsigned		 warm:1;	/* a router's spare (WarmConnection) */
+	unsigned		 spare:1;	/* its runtime side was one of ours */
+	unsigned		 allowed:1;
+	unsigned		 asked:1;	/* the command went on */
+	unsigned		 awaiting_answer:1; /* asked, not answered yet */
+	unsigned		 from_record:1;	/* the router answered it */
+	unsigned		 waiting:1;	/* in the route's waiting tools */
 };
 
 TAILQ_HEAD(session_list, session);
@@ -315,6 +321,8 @@ int		 session_input(struct conn *);
 int		 session_eof(struct conn *);
 extern const struct conn_owner session_conn_owner;
 int		 session_runtime_lost(struct session *);
+int		 session_timer_make(struct session *);
+void		 session_timer_drop(struct session *);
 void		 session_runtime_available(struct route *);
 void		 session_set_state(struct session *, enum session_state);
 void		 session_answer(struct session *, const uint8_t *, size_t);

@@ -194,9 +194,11 @@ pump_eof(struct conn *c)
 		return (-1);
 	if (c->side != s->tool_side && !p->eof) {
 		/* The runtime is done: the tool gets a while to close. */
+		if (session_timer_make(s) == -1)
+			return (-1);
 		s->runtime_ended_first = 1;
 		timeval_ms(&tv, settings.close_timeout_ms);
-		evtimer_add(&s->timer, &tv);
+		evtimer_add(s->timer, &tv);
 	}
 	maybe_shutdown(p);
 	conn_update(c);
@@ -372,7 +374,7 @@ pump_start(struct session *s)
 	struct timeval	 tv;
 
 	session_set_state(s, S_PUMP);
-	evtimer_del(&s->timer);
+	session_timer_drop(s);
 	if (settings.idle_timeout_ms > 0) {
 		if (s->idle == NULL &&
 		    (s->idle = evtimer_new(base, pump_idle_cb, s)) == NULL) {

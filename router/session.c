@@ -107,13 +107,59 @@ runtime_conn(struct session *s)
 	return (&s->conn[OTHER_SIDE(s->tool_side)]);
 }
 
+/*
+ * The state's deadline.  Made with the session and dropped when it starts
+ * to pump, so an open session holds no timer (bench/README.md, idle
+ * memory); made again for the two deadlines a pumping session can meet:
+ * the tool's while to close after the runtime ended (pump_eof) and a
+ * deadline of the states after a runtime was lost (session_runtime_lost).
+ * Return -1 if it cannot be made: the session closed.
+ */
+int
+session_timer_make(struct session *s)
+{
+	if (s->timer == NULL &&
+	    (s->timer = evtimer_new(base, session_timeout, s)) == NULL) {
+		session_close(s, "out of memory");
+		return (-1);
+	}
+	return (0);
+}
+
+void
+session_timer_drop(struct session *s)
+{
+	if (s->timer != NULL) {
+		event_free(s->timer);
+		s->timer = NULL;
+	}
+}
+
+static void
+disarm_timer(struct session *s)
+{
+	if (s->timer != NULL)
+		evtimer_del(s->timer);
+}
+
 static void
 arm_timer(struct session *s, int ms)
 {
 	struct timeval	 tv;
 
+	if (s->timer == NULL) {
+		/* A state was entered without session_timer_make(). */
+#ifdef DSROUTE_DEBUG
+		fatalx("session %" PRIu64 ": no timer in %s", s->id,
+		    states[s->state].name);
+#else
+		log_error("session %" PRIu64 ": no timer in %s", s->id,
+		    states[s->state].name);
+		return;
+#endif
+	}
 	timeval_ms(&tv, ms);
-	evtimer_add(&s->timer, &tv);
+	evtimer_add(s->timer, &tv);
 }
 
 /* Arm the timer for a deadline on the monotonic clock. */
@@ -168,7 +214,12 @@ session_new(struct route *r)
 	s->route = r;
 	s->tool_side = -1;
 	s->info_version = -1;
-	evtimer_assign(&s->timer, base, session_timeout, s);
+	if ((s->timer = evtimer_new(base, session_timeout, s)) == NULL) {
+		conn_free(&s->conn[SIDE_LOCAL]);
+		conn_free(&s->conn[SIDE_REMOTE]);
+		free(s);
+		return (NULL);
+	}
 	gettimeofday(&s->started, NULL);
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
 	return (s);
@@ -420,7 +471,7 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	}
 	judge_command(s, data, g->need, &v);
 	s->judged = 1;
-	s->allowed = v.allow;
+	s->allowed = v.allow != 0;
 	keep_rule(s, v.rule);
 	if (!v.allow && v.answer_ok) {
 		/* Nothing goes on; the tool is told OK (judge.c says why). */
@@ -436,7 +487,7 @@ tool_command(struct session *s, struct conn *tool, const struct greeting *g)
 	if (g->header.set == IPC_SET_DSROUTE)
 		return (router_command(s, tool, data, g->need));
 
-	evtimer_del(&s->timer);
+	disarm_timer(s);
 	tool->reading = 1;
 	s->asked = s->awaiting_answer = 1;
 	s->answer = REPLY_MORE;
@@ -628,10 +679,12 @@ session_runtime_lost(struct session *s)
 	log_info("session %" PRIu64 ": runtime pid %" PRIu64 " (cookie %s) "
 	    "closed with %s unanswered; it is gone, the next runtime gets "
 	    "the command", s->id, s->advertise.pid, cookie, s->command);
+	if (session_timer_make(s) == -1)
+		return (1);
 	runtime_lost(s);
 	s->have_advertise = 0;
 	s->runtime_ended_first = 0;
-	evtimer_del(&s->timer);
+	evtimer_del(s->timer);
 	conn_close(rt);
 	rt->nwritten = 0;
 	evbuffer_drain(rt->out, evbuffer_get_length(rt->out));
@@ -690,10 +743,10 @@ runtime_advertise(struct session *s, struct conn *rt, const struct greeting *g)
 	s->advertise = g->advertise;
 	s->have_advertise = 1;
 	snprintf(s->command, sizeof(s->command), "advertise");
-	evtimer_del(&s->timer);
+	disarm_timer(s);
 	judge_advertise(s, rt, &v);
 	s->judged = 1;
-	s->allowed = v.allow;
+	s->allowed = v.allow != 0;
 	keep_rule(s, v.rule);
 	if (!v.allow) {
 		snprintf(reason, sizeof(reason), "advertise refused: %s",
@@ -1024,7 +1077,7 @@ session_conn_ready(struct conn *c)
 		c->reading = c->writing = 1;
 		return (pump_write(c));
 	case S_DIAL:
-		evtimer_del(&s->timer);
+		disarm_timer(s);
 		if (c->side != s->tool_side) {
 			runtime_seen(s->route);
 			return (pump_start(s));
@@ -1519,7 +1572,7 @@ session_close(struct session *s, const char *reason)
 	free(s->end_reason);
 	if (s->info_reply != NULL)
 		evbuffer_free(s->info_reply);
-	evtimer_del(&s->timer);
+	session_timer_drop(s);
 	if (s->idle != NULL)
 		event_free(s->idle);
 	conn_free(&s->conn[SIDE_LOCAL]);

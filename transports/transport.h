@@ -90,22 +90,22 @@ struct endpoint_ids {
  */
 struct stream {
 	int			 fd;
+	int			 error;		/* errno of the last failure */
+	const char		*why;		/* or the transport's reason */
 	const struct transport	*transport;
 	struct endpoint		*endpoint;
 	void			*tstate;	/* the transport's own */
+	/* own_events: what the transport makes active (the conn's). */
+	struct event		*rev;
+	struct event		*wev;
 
+	/* The peer.  A session holds two of these: no holes. */
+	struct identity		*identity;	/* a verified peer, if any */
 	union sockaddr_inet	 addr;		/* a network peer's, or AF_UNSPEC */
 	int			 have_cred;	/* a local peer's credentials */
 	pid_t			 pid;
 	uid_t			 uid;
 	gid_t			 gid;
-	struct identity		*identity;	/* a verified peer, if any */
-
-	int			 error;		/* errno of the last failure */
-	const char		*why;		/* or the transport's reason */
-	/* own_events: what the transport makes active (the conn's). */
-	struct event		*rev;
-	struct event		*wev;
 	unsigned		 sndbuf_grown:1; /* the transport grew it once */
 };
 
