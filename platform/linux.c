@@ -439,6 +439,42 @@ platform_unsent(int fd)
 	return (n);
 }
 
+#define KPIPE_SIZE	(256 * 1024)
+
+/*
+ * A kernel pipe between two stream sockets: splice(2) moves a stream's
+ * pages socket to pipe to socket without copying them through the
+ * router.  Each call moves what is there without blocking: a count, 0 at
+ * the source's end, or -1 with errno (EAGAIN: nothing to move now).
+ */
+int
+platform_kpipe_open(int fd[2])
+{
+	if (pipe2(fd, O_NONBLOCK | O_CLOEXEC) == -1)
+		return (-1);
+	/*
+	 * As much as one read of the pump (256 KiB), for a quarter of the
+	 * calls; past the user's pipe-user-pages-soft the kernel says no
+	 * and the pipe keeps its 64 KiB.
+	 */
+	(void)fcntl(fd[0], F_SETPIPE_SZ, KPIPE_SIZE);
+	return (0);
+}
+
+ssize_t
+platform_kpipe_fill(int pipe_w, int from, size_t n)
+{
+	return (splice(from, NULL, pipe_w, NULL, n,
+	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK));
+}
+
+ssize_t
+platform_kpipe_drain(int pipe_r, int to, size_t n)
+{
+	return (splice(pipe_r, NULL, to, NULL, n,
+	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK));
+}
+
 /*
  * Fill buf with unpredictable bytes from the kernel (a WebSocket client's
  * masks and keys).  Return -1 if it would not give them.

@@ -162,6 +162,7 @@ conn_close(struct conn *c)
 	c->io.identity = NULL;
 	transport_close(c->io.transport, c->io.fd);
 	c->io.fd = -1;
+	pump_kpipe_free(c);
 	if (c->counted != NULL)
 		limit_release(c);
 	c->connecting = c->handshaking = 0;
@@ -230,7 +231,7 @@ conn_update(struct conn *c)
 		want_read = (c->reading && !c->eof && !c->throttled &&
 		    !c->rwant_write) || c->wwant_read;
 		want_write = (c->writing && !c->wwant_read &&
-		    evbuffer_get_length(c->out) > 0) || c->rwant_write ||
+		    pump_queued(c) > 0) || c->rwant_write ||
 		    c->shut_pending;
 	}
 	c->rev_added = set_event(&c->rev, c->rev_added, want_read);

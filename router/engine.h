@@ -33,6 +33,7 @@ struct exchange;
 struct ext_runtime;
 struct finding;
 struct identity;
+struct kpipe;
 struct link;
 struct mirror;
 struct mirror_entry;
@@ -74,6 +75,7 @@ struct conn {
 	struct event		 rev;
 	struct event		 wev;
 	struct evbuffer		*out;		/* bytes waiting to go out here */
+	struct kpipe		*kpipe;		/* ...or in a kernel pipe (pump.c) */
 
 	struct peer_count	*counted;	/* the peer it counts for */
 
@@ -92,6 +94,7 @@ struct conn {
 	unsigned		 shut_pending:1; /* ...but it waits to be sent */
 	unsigned		 rwant_write:1;	/* a read waits for writability */
 	unsigned		 wwant_read:1;	/* a write waits for readability */
+	unsigned		 no_kpipe:1;	/* a pipe could not be made */
 };
 
 /*
@@ -424,6 +427,8 @@ int		 pump_read(struct conn *);
 int		 pump_write(struct conn *);
 int		 pump_start(struct session *);
 void		 pump_event(struct conn *, short);
+size_t		 pump_queued(const struct conn *);
+void		 pump_kpipe_free(struct conn *);
 
 /* judge.c */
 void		 judge_command(struct session *, const uint8_t *, size_t,
@@ -456,5 +461,7 @@ void		 limit_peer_name(const struct conn *, char *, size_t);
 int		 limit_same_peer(const struct conn *, const struct conn *);
 void		 limit_reserve(int);
 void		 limit_budget(void);
+int		 limit_pipe_take(void);
+void		 limit_pipe_release(void);
 
 #endif /* ENGINE_H */

@@ -301,6 +301,14 @@ limit_same_peer(const struct conn *a, const struct conn *b)
 /* Descriptors kept for something else, --metrics's connections. */
 static int	 reserved;
 
+/*
+ * Descriptors beyond the budget of --max-sessions (-1: no budget known),
+ * and those of them kernel pipes hold: a pipe never takes one a session
+ * would need.
+ */
+static long	 spare = -1;
+static long	 pipe_fds;
+
 void
 limit_reserve(int fds)
 {
@@ -327,12 +335,15 @@ limit_budget(void)
 	    limit - used - FD_RESERVE - reserved;
 	fit = room > 0 ? room / FDS_PER_SESSION : 0;
 	if (fit >= settings.max_sessions) {
+		spare = room == LONG_MAX ? LONG_MAX :
+		    room - (long)settings.max_sessions * FDS_PER_SESSION;
 		log_info("descriptors: limit %ld, %ld open; up to %d sessions "
 		    "(--max-sessions) of %d each, %d per peer",
 		    limit, used, settings.max_sessions,
 		    FDS_PER_SESSION, settings.max_sessions_per_peer);
 		return;
 	}
+	spare = 0;
 	if (settings_given(&settings, "max-sessions")) {
 		log_warning("descriptors: limit %ld, %ld open: room for %ld "
 		    "sessions, not the %d of --max-sessions; accepting "
@@ -344,4 +355,20 @@ limit_budget(void)
 	    "--max-sessions lowered from %d to %ld", limit, used,
 	    fit, settings.max_sessions, fit > 1 ? fit : 1);
 	settings.max_sessions = fit > 1 ? (int)fit : 1;
+}
+
+/* Take the two descriptors of a kernel pipe from the spare ones, or -1. */
+int
+limit_pipe_take(void)
+{
+	if (spare != -1 && spare != LONG_MAX && pipe_fds + 2 > spare)
+		return (-1);
+	pipe_fds += 2;
+	return (0);
+}
+
+void
+limit_pipe_release(void)
+{
+	pipe_fds -= 2;
 }

@@ -19,28 +19,117 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "common/log.h"
 #include "common/util.h"
+#include "platform/platform.h"
 #include "router/engine.h"
 #include "router/metrics.h"
 #include "router/settings.h"
 #include "transports/transport.h"
 
 static void	 pump_idle_cb(evutil_socket_t, short, void *);
+static int	 pump_eof(struct conn *);
 
 /* Large reads are what make a relay fast (see bench/README.md). */
 static uint8_t	 scratch[256 * 1024];
+
+/*
+ * Once a session's bytes are a stream, not a command's answer, those out
+ * of a transport that can (TCP) move to one that can (a Unix socket)
+ * inside the kernel: socket, pipe, socket, with splice(2), never copied
+ * through the router (bench/README.md).  Only while the router reads
+ * none of them (a first answer, a ProcessInfo reply it keeps) and
+ * nothing waits in the peer's output: the peer's bytes are in one queue
+ * or the other, never both.  The pipe is the peer's, made then; where
+ * none can be made (EMFILE, a system without splice) the stream is
+ * copied as before.
+ */
+#define KPIPE_AFTER	(1024 * 1024)	/* bytes copied to a peer first */
+
+struct kpipe {
+	int	 fd[2];			/* its read end, its write end */
+	size_t	 held;			/* bytes in it */
+};
 
 static struct conn *
 peer_of(struct conn *c)
 {
 	return (&c->session->conn[OTHER_SIDE(c->side)]);
+}
+
+static size_t
+kpipe_held(const struct conn *c)
+{
+	return (c->kpipe != NULL ? c->kpipe->held : 0);
+}
+
+/* What waits to go out on c, in its output or its pipe. */
+size_t
+pump_queued(const struct conn *c)
+{
+	return (evbuffer_get_length(c->out) + kpipe_held(c));
+}
+
+void
+pump_kpipe_free(struct conn *c)
+{
+	if (c->kpipe == NULL)
+		return;
+	close(c->kpipe->fd[0]);
+	close(c->kpipe->fd[1]);
+	free(c->kpipe);
+	c->kpipe = NULL;
+	limit_pipe_release();
+}
+
+/* Whether what c reads should go to p through p's pipe. */
+static int
+kpipe_wanted(const struct conn *c, const struct conn *p)
+{
+	const struct session	*s = c->session;
+
+	return (s->state == S_PUMP && !p->no_kpipe &&
+	    c->io.transport->read_pipe != NULL &&
+	    p->io.transport->write_pipe != NULL &&
+	    p->nwritten >= KPIPE_AFTER && conn_is_open(p) && p->writing &&
+	    !p->shut && !p->wwant_read && evbuffer_get_length(p->out) == 0 &&
+	    s->replay == NULL && !s->awaiting_answer && s->info_version < 0);
+}
+
+/* Make p's pipe; -1 if it cannot be had, and the stream stays copied. */
+static int
+kpipe_make(struct conn *p)
+{
+	struct kpipe	*k;
+
+	if (p->kpipe != NULL)
+		return (0);
+	if (limit_pipe_take() == -1) {
+		log_debug("session %" PRIu64 ": no descriptors to spare for a "
+		    "kernel pipe: its stream is copied", p->session->id);
+		p->no_kpipe = 1;
+		return (-1);
+	}
+	if ((k = calloc(1, sizeof(*k))) == NULL ||
+	    platform_kpipe_open(k->fd) == -1) {
+		log_debug("session %" PRIu64 ": no kernel pipe (%s): its "
+		    "stream is copied", p->session->id, strerror(errno));
+		free(k);
+		limit_pipe_release();
+		p->no_kpipe = 1;
+		return (-1);
+	}
+	p->kpipe = k;
+	return (0);
 }
 
 /*
@@ -116,6 +205,69 @@ deliver(struct conn *p, const uint8_t *buf, size_t n)
 }
 
 /*
+ * Write what p's pipe holds to p, as much as it takes in one call.
+ * Return -1 if the session closed.
+ */
+static int
+kpipe_drain(struct conn *p)
+{
+	struct kpipe	*k = p->kpipe;
+	ssize_t		 w;
+
+	w = p->io.transport->write_pipe(&p->io, k->fd[0], k->held);
+	if (w == IO_ERROR)
+		return (io_failed(p->session, p, 1));
+	if (w > 0) {
+		k->held -= w;
+		p->nwritten += w;
+		if (settings.idle_timeout_ms > 0)
+			p->session->last_io = now_ms();
+	}
+	return (0);
+}
+
+/*
+ * Move what c has into its peer's pipe and on to the peer; the rest of
+ * what the peer does not take waits there, and c with it.  Return -1
+ * if the session closed.
+ */
+static int
+pump_kpipe(struct conn *c, struct conn *p)
+{
+	struct session	*s = c->session;
+	ssize_t		 n;
+
+	n = c->io.transport->read_pipe(&c->io, p->kpipe->fd[1],
+	    sizeof(scratch));
+	if (n == IO_WANT_READ) {
+		conn_update(c);
+		return (0);
+	}
+	if (n == IO_ERROR && (c->io.error == EINVAL ||
+	    c->io.error == ENOSYS)) {
+		/* This socket will not splice: nothing moved, copy it. */
+		c->io.error = 0;
+		pump_kpipe_free(p);
+		p->no_kpipe = 1;
+		return (pump_read(c));
+	}
+	if (n == IO_ERROR)
+		return (io_failed(s, c, 0));
+	if (n == 0)
+		return (pump_eof(c));
+	p->kpipe->held = n;
+	if (settings.idle_timeout_ms > 0)
+		s->last_io = now_ms();
+	if (kpipe_drain(p) == -1)
+		return (-1);
+	if (kpipe_held(p) > 0)
+		c->throttled = 1;
+	conn_update(p);
+	conn_update(c);
+	return (0);
+}
+
+/*
  * End our sending direction on c.  A TLS close_notify that the socket
  * cannot take yet is sent when it becomes writable; any other failure
  * shows up on the next read or write.
@@ -134,8 +286,7 @@ maybe_shutdown(struct conn *c)
 	struct conn	*src = peer_of(c);
 
 	if (c->shut || !conn_is_open(c) || !c->writing ||
-	    c->session->state != S_PUMP || !src->eof ||
-	    evbuffer_get_length(c->out) != 0)
+	    c->session->state != S_PUMP || !src->eof || pump_queued(c) != 0)
 		return;
 	/*
 	 * Both directions are over and the session closes at once.  On a
@@ -170,8 +321,7 @@ check_done(struct session *s)
 	if (s->state != S_PUMP)
 		return (0);
 	if (a->eof && b->eof && a->shut && b->shut && !a->shut_pending &&
-	    !b->shut_pending && evbuffer_get_length(a->out) == 0 &&
-	    evbuffer_get_length(b->out) == 0) {
+	    !b->shut_pending && pump_queued(a) == 0 && pump_queued(b) == 0) {
 		session_close(s, s->runtime_ended_first ? "runtime closed" :
 		    "tool closed");
 		return (-1);
@@ -225,6 +375,14 @@ pump_read(struct conn *c)
 		conn_update(c);
 		return (0);
 	}
+	if (kpipe_held(p) > 0) {
+		/* The peer has not taken the last of them. */
+		c->throttled = 1;
+		conn_update(c);
+		return (0);
+	}
+	if (kpipe_wanted(c, p) && kpipe_make(p) == 0)
+		return (pump_kpipe(c, p));
 	queued = evbuffer_get_length(p->out);
 	if (queued >= settings.high_water) {
 		c->throttled = 1;
@@ -298,6 +456,8 @@ pump_write(struct conn *c)
 	if (c->shut_pending)
 		c->shut_pending = c->io.transport->shutdown(&c->io) ==
 		    IO_WANT_WRITE;
+	if (kpipe_held(c) > 0 && kpipe_drain(c) == -1)
+		return (-1);
 	if (evbuffer_get_length(c->out) > 0) {
 		n = c->io.transport->write_buffer(&c->io, c->out);
 		if (n == IO_ERROR)
@@ -310,12 +470,12 @@ pump_write(struct conn *c)
 				s->last_io = now_ms();
 		}
 	}
-	if (src->throttled &&
+	if (src->throttled && kpipe_held(c) == 0 &&
 	    evbuffer_get_length(c->out) < settings.low_water) {
 		src->throttled = 0;
 		resume = conn_is_open(src) && src->reading && !src->eof;
 	}
-	if (evbuffer_get_length(c->out) == 0) {
+	if (pump_queued(c) == 0) {
 		if (s->state == S_DENY && !c->shut) {
 			end_sending(c);
 			/* A tool that ended its side already: nothing is due. */

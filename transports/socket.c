@@ -76,6 +76,28 @@ socket_unsent(struct stream *c)
 	return (platform_unsent(c->fd));
 }
 
+/* Move what the socket holds into an empty kernel pipe. */
+ssize_t
+socket_read_pipe(struct stream *c, int pipe_w, size_t len)
+{
+	ssize_t	 n;
+
+	if ((n = platform_kpipe_fill(pipe_w, c->fd, len)) == -1)
+		return (io_failed(c, IO_WANT_READ));
+	return (n);
+}
+
+/* Move what a kernel pipe holds into the socket, as far as it takes it. */
+ssize_t
+socket_write_pipe(struct stream *c, int pipe_r, size_t len)
+{
+	ssize_t	 n;
+
+	if ((n = platform_kpipe_drain(pipe_r, c->fd, len)) == -1)
+		return (io_failed(c, IO_WANT_WRITE));
+	return (n);
+}
+
 int
 socket_handshake(struct stream *c)
 {

@@ -82,6 +82,8 @@ ssize_t		 socket_write(struct stream *, const void *, size_t);
 ssize_t		 socket_write_buffer(struct stream *, struct evbuffer *);
 int		 socket_shutdown(struct stream *);
 long		 socket_unsent(struct stream *);
+ssize_t		 socket_read_pipe(struct stream *, int, size_t);
+ssize_t		 socket_write_pipe(struct stream *, int, size_t);
 int		 socket_handshake(struct stream *);
 void		 socket_teardown(struct stream *);
 

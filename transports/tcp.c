@@ -62,6 +62,8 @@ const struct transport transport_tcp = {
 	.shutdown = socket_shutdown,
 	.unsent = socket_unsent,
 	.teardown = socket_teardown,
+	/* Out of TCP, splice(2) is faster than copies; into TCP it is not. */
+	.read_pipe = socket_read_pipe,
 };
 
 /* Parse HOST:PORT, [V6]:PORT, *:PORT, :PORT or PORT into t. */

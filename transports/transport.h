@@ -231,7 +231,9 @@ struct transport {
 	 * input the socket will not signal again.  shutdown ends our
 	 * sending direction; IO_WANT_WRITE asks to be called again.
 	 * teardown frees c->tstate, without a goodbye: an abrupt end must
-	 * look like one.
+	 * look like one.  read_pipe and write_pipe, where a plain stream
+	 * is faster moved inside the kernel, read into and write from a
+	 * kernel pipe (platform_kpipe_open) as read and write do memory.
 	 */
 	/*
 	 * Descriptors libevent cannot watch (Windows named pipes).  A
@@ -258,6 +260,8 @@ struct transport {
 	long	 (*unsent)(struct stream *);
 	int	 (*shutdown)(struct stream *);
 	void	 (*teardown)(struct stream *);
+	ssize_t	 (*read_pipe)(struct stream *, int, size_t);
+	ssize_t	 (*write_pipe)(struct stream *, int, size_t);
 };
 
 /*

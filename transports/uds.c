@@ -59,6 +59,7 @@ static int	 uds_dial(struct endpoint *, int *);
 static int	 uds_setup(struct stream *, int);
 static ssize_t	 uds_write(struct stream *, const void *, size_t);
 static ssize_t	 uds_write_buffer(struct stream *, struct evbuffer *);
+static ssize_t	 uds_write_pipe(struct stream *, int, size_t);
 
 static const char *const uds_prefixes[] = { "uds:", "unix:", NULL };
 
@@ -92,6 +93,7 @@ const struct transport transport_uds = {
 	.shutdown = socket_shutdown,
 	.unsent = socket_unsent,
 	.teardown = socket_teardown,
+	.write_pipe = uds_write_pipe,
 };
 
 /* Parse the path of a uds endpoint. */
@@ -491,6 +493,16 @@ uds_write_buffer(struct stream *c, struct evbuffer *buf)
 {
 	size_t	 len = evbuffer_get_length(buf);
 	ssize_t	 n = socket_write_buffer(c, buf);
+
+	if (n == IO_WANT_WRITE || (n >= 0 && (size_t)n < len))
+		uds_write_fell_short(c);
+	return (n);
+}
+
+static ssize_t
+uds_write_pipe(struct stream *c, int pipe_r, size_t len)
+{
+	ssize_t	 n = socket_write_pipe(c, pipe_r, len);
 
 	if (n == IO_WANT_WRITE || (n >= 0 && (size_t)n < len))
 		uds_write_fell_short(c);
