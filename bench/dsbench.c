@@ -498,7 +498,8 @@ server_accept(struct slistener *l)
 {
 	struct epoll_event	 ev;
 	struct sconn		*c;
-	int			 fd, on = 1;
+	const char		*sndbuf = getenv("DSBENCH_SNDBUF");
+	int			 fd, on = 1, size;
 
 	while ((fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK |
 	    SOCK_CLOEXEC)) != -1) {
@@ -507,6 +508,10 @@ server_accept(struct slistener *l)
 		c->fd = fd;
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on,
 		    sizeof(on));
+		/* A diagnostic: a runtime with a larger send buffer. */
+		if (sndbuf != NULL && (size = atoi(sndbuf)) > 0)
+			(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size,
+			    sizeof(size));
 		c->state = SS_REQUEST;
 		if (l->tls) {
 			if ((c->ssl = SSL_new(server_ctx)) == NULL)
