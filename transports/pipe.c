@@ -654,30 +654,9 @@ pipe_howto(const struct endpoint *ep, const struct endpoint *other)
 {
 	const char		*name = PIPE_EP(ep)->path + strlen(PIPE_PREFIX);
 	struct default_name	 dn;
-	int			 runtimes, tools;
 
-	transport_serves(ep, other, &runtimes, &tools);
-	if (runtimes)
-		log_info("  runtime on this host: "
-		    "DOTNET_DiagnosticPorts=%s,nosuspend (or ,suspend to wait "
-		    "for a tool at start-up)%s%s", name,
-		    other->role == ROLE_LISTEN ? "; its tools come through " :
-		    "", other->role == ROLE_LISTEN ? other->name : "");
-	if (tools && other->role == ROLE_LISTEN)
-		log_info("  tool on this host, for a runtime that dials %s: "
-		    "dotnet-trace collect --diagnostic-port %s,connect",
-		    other->name, name);
-	else if (tools)
-		log_info("  tool on this host: dotnet-trace collect "
-		    "--diagnostic-port %s,connect", name);
-	if (ep->role == ROLE_LISTEN)
-		return;
-	if (ipc_default_pipe_parse(name, 0, &dn))
-		log_info("  %s is the default diagnostic port of process %ld",
-		    name, dn.pid);
-	else
-		log_info("  a runtime's port, or a tool listening: "
-		    "dotnet-trace collect --diagnostic-port %s", name);
+	transport_howto_local(ep, other, name,
+	    ipc_default_pipe_parse(name, 0, &dn) ? &dn : NULL);
 }
 
 /* Whether the pipe is a runtime's default one: dotnet-diagnostic-PID. */

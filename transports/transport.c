@@ -14,6 +14,8 @@
 
 #include <event2/util.h>
 
+#include "common/ipc.h"
+#include "common/log.h"
 #include "transports/transport.h"
 
 struct transport_env	 transport_env = { NULL, 20000 };
@@ -175,4 +177,39 @@ transport_serves(const struct endpoint *ep, const struct endpoint *other,
 		return;
 	*runtimes = other->role == ROLE_LISTEN || other->peer == PEER_TOOL;
 	*tools = other->role == ROLE_LISTEN || other->peer != PEER_TOOL;
+}
+
+/*
+ * Log the settings a runtime or a tool of this host needs to use the
+ * local endpoint ep, a socket or a pipe called name; dn, when name is a
+ * runtime's default port, says whose.
+ */
+void
+transport_howto_local(const struct endpoint *ep, const struct endpoint *other,
+    const char *name, const struct default_name *dn)
+{
+	int	 runtimes, tools;
+
+	transport_serves(ep, other, &runtimes, &tools);
+	if (runtimes)
+		log_info("  runtime on this host: "
+		    "DOTNET_DiagnosticPorts=%s,nosuspend (or ,suspend to wait "
+		    "for a tool at start-up)%s%s", name,
+		    other->role == ROLE_LISTEN ? "; its tools come through " :
+		    "", other->role == ROLE_LISTEN ? other->name : "");
+	if (tools && other->role == ROLE_LISTEN)
+		log_info("  tool on this host, for a runtime that dials %s: "
+		    "dotnet-trace collect --diagnostic-port %s,connect",
+		    other->name, name);
+	else if (tools)
+		log_info("  tool on this host: dotnet-trace collect "
+		    "--diagnostic-port %s,connect", name);
+	if (ep->role == ROLE_LISTEN)
+		return;
+	if (dn != NULL)
+		log_info("  %s is the default diagnostic port of process %ld",
+		    name, dn->pid);
+	else
+		log_info("  a runtime's port, or a tool listening: "
+		    "dotnet-trace collect --diagnostic-port %s", name);
 }

@@ -21,6 +21,7 @@
 #include "common/util.h"
 
 struct acl_policy;
+struct default_name;
 struct event;
 struct event_base;
 struct evbuffer;
@@ -296,6 +297,9 @@ int		 endpoint_set_string(char **, const char *, char *, size_t);
 const char	*stream_error(const struct stream *);
 void		 transport_serves(const struct endpoint *,
 		    const struct endpoint *, int *, int *);
+void		 transport_howto_local(const struct endpoint *,
+		    const struct endpoint *, const char *,
+		    const struct default_name *);
 void		 transport_prefixes(char *, size_t);
 
 /*

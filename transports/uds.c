@@ -211,30 +211,9 @@ uds_howto(const struct endpoint *ep, const struct endpoint *other)
 {
 	const char		*path = UDS(ep)->path;
 	struct default_name	 dn;
-	int			 runtimes, tools;
 
-	transport_serves(ep, other, &runtimes, &tools);
-	if (runtimes)
-		log_info("  runtime on this host: "
-		    "DOTNET_DiagnosticPorts=%s,nosuspend (or ,suspend to wait "
-		    "for a tool at start-up)%s%s", path,
-		    other->role == ROLE_LISTEN ? "; its tools come through " :
-		    "", other->role == ROLE_LISTEN ? other->name : "");
-	if (tools && other->role == ROLE_LISTEN)
-		log_info("  tool on this host, for a runtime that dials %s: "
-		    "dotnet-trace collect --diagnostic-port %s,connect",
-		    other->name, path);
-	else if (tools)
-		log_info("  tool on this host: dotnet-trace collect "
-		    "--diagnostic-port %s,connect", path);
-	if (ep->role == ROLE_LISTEN)
-		return;
-	if (ipc_default_socket_parse(path, 0, &dn))
-		log_info("  %s is the default diagnostic port of process %ld",
-		    path, dn.pid);
-	else
-		log_info("  a runtime's port, or a tool listening: "
-		    "dotnet-trace collect --diagnostic-port %s", path);
+	transport_howto_local(ep, other, path,
+	    ipc_default_socket_parse(path, 0, &dn) ? &dn : NULL);
 }
 
 /* A runtime of this host dials a listening socket by its path. */
