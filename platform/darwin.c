@@ -83,21 +83,6 @@ platform_log_fd(int *is_socket)
 	return (-1);
 }
 
-/* There is no /proc to parse: the parsers of linux.c have nothing here. */
-int
-proc_stat_starttime(const char *buf, size_t len, uint64_t *starttime)
-{
-	errno = ENOSYS;
-	return (-1);
-}
-
-/* No pid namespaces: a process is known by one pid. */
-pid_t
-proc_status_own_pid(const char *buf, size_t len, pid_t dflt)
-{
-	return (dflt);
-}
-
 /*
  * Fill pi for the process pid: its start time from sysctl KERN_PROC_PID,
  * as the runtime reads its own (darwin_proc_info_fill()).  own is

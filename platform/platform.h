@@ -69,7 +69,7 @@ struct inherited_fd {
 	socklen_t		 addrlen;
 };
 
-/* posix.c, win32.c */
+/* linux.c, darwin.c, win32.c */
 void		 platform_init(void);
 int		 proc_info_get(pid_t, int, struct proc_info *);
 int		 proc_each(int (*)(pid_t, void *), void *);
@@ -77,8 +77,6 @@ int		 proc_environ_get(pid_t, const char *, char *, size_t);
 int		 proc_environ_find(const char *, size_t, const char *, char *,
 		    size_t);
 ssize_t		 proc_cmdline_get(pid_t, char *, size_t);
-int		 proc_stat_starttime(const char *, size_t, uint64_t *);
-pid_t		 proc_status_own_pid(const char *, size_t, pid_t);
 int		 peer_cred_get(int, struct peer_cred *);
 int		 sockfile_probe(const char *);
 const char	*sockfile_kind(mode_t);
@@ -116,6 +114,9 @@ int		 platform_inherited_fds(struct inherited_fd **, size_t *, char *,
 		    size_t);
 /* linux.c, darwin.c: what uds.c names when a process cannot be read */
 void		 platform_proc_where(pid_t, char *, size_t);
+/* linux.c: its /proc parsers, which a fuzz target calls too */
+int		 proc_stat_starttime(const char *, size_t, uint64_t *);
+pid_t		 proc_status_own_pid(const char *, size_t, pid_t);
 
 /* ids.c: a user or a group as a number or a name */
 int		 parse_uid(const char *, uid_t *);

@@ -164,21 +164,6 @@ platform_log_fd(int *is_socket)
 	}
 }
 
-/* The /proc parsers of posix.c: there is no /proc to parse. */
-int
-proc_stat_starttime(const char *buf, size_t len, uint64_t *starttime)
-{
-	errno = ENOSYS;
-	return (-1);
-}
-
-/* No pid namespaces: a process is known by one pid. */
-pid_t
-proc_status_own_pid(const char *buf, size_t len, pid_t dflt)
-{
-	return (dflt);
-}
-
 /*
  * Fill pi for the process pid.  Its start time is its creation time:
  * starttime in 100 ns ticks since 1601 (a FILETIME; unique to the
