@@ -60,5 +60,6 @@ void		 child_cleanup(void);
 
 /* child_lines.c: log and keep what a child wrote to stream 0 or 1. */
 void		 child_lines(struct child *, int, int);
+void		 child_report(struct child *, int);
 
 #endif /* CHILD_H */

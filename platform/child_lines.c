@@ -2,9 +2,10 @@
 
 /*
  * What posix_child.c and win32_child.c share: the daemon's loop, and what
- * a child prints: its standard error logged line by line, its standard output logged at debug
- * level and kept for the caller, up to CHILD_OUTPUT_MAX (both fill
- * c->in[] with what they read).  And waiting for a child to end.
+ * a child prints: its standard error logged line by line, its standard
+ * output logged at debug level and kept for the caller, up to
+ * CHILD_OUTPUT_MAX (both fill c->in[] with what they read).  And a child's end: its report to the
+ * caller, and waiting for it.
  */
 
 #include "config.h"
@@ -66,6 +67,25 @@ child_lines(struct child *c, int stream, int eof)
 		}
 		free(line);
 	}
+}
+
+/*
+ * The child c ended with result (its exit status, or -1): free what it
+ * read and give its output to the caller.  The callback may start the
+ * next command in the same struct.
+ */
+void
+child_report(struct child *c, int result)
+{
+	struct evbuffer	*output = c->output;
+
+	evbuffer_free(c->in[0]);
+	evbuffer_free(c->in[1]);
+	c->in[0] = c->in[1] = NULL;
+	c->output = NULL;
+	if (c->done != NULL)
+		c->done(c, result, output);
+	evbuffer_free(output);
 }
 
 /*

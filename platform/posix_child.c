@@ -394,8 +394,7 @@ child_hold(pid_t pid)
 static void
 child_finish(struct child *c, int status)
 {
-	struct evbuffer	*output;
-	int		 result;
+	int	 result;
 
 	TAILQ_REMOVE(&children, c, entry);
 	evtimer_del(&c->deadline);
@@ -413,15 +412,7 @@ child_finish(struct child *c, int status)
 		result = WEXITSTATUS(status);
 	else
 		result = -1;
-	evbuffer_free(c->in[0]);
-	evbuffer_free(c->in[1]);
-	c->in[0] = c->in[1] = NULL;
-	/* The callback may start the next command in the same struct. */
-	output = c->output;
-	c->output = NULL;
-	if (c->done != NULL)
-		c->done(c, result, output);
-	evbuffer_free(output);
+	child_report(c, result);
 }
 
 /*

@@ -596,7 +596,6 @@ static void
 child_finish(struct helper *h)
 {
 	struct child	*c = h->c;
-	struct evbuffer	*output;
 	DWORD		 code = h->code;
 	int		 result, s;
 
@@ -616,15 +615,7 @@ child_finish(struct helper *h)
 	else
 		log_debug("%s ended (status 0x%08lx)", c->name, code);
 	c->pid = -1;
-	evbuffer_free(c->in[0]);
-	evbuffer_free(c->in[1]);
-	c->in[0] = c->in[1] = NULL;
-	/* The callback may start the next command in the same struct. */
-	output = c->output;
-	c->output = NULL;
-	if (c->done != NULL)
-		c->done(c, result, output);
-	evbuffer_free(output);
+	child_report(c, result);
 }
 
 /* The thread read something, or the child ended: in the loop. */
