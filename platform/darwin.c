@@ -112,33 +112,6 @@ proc_info_get(pid_t pid, int own, struct proc_info *pi)
 }
 
 /*
- * Every process, for proc:, which macOS does not have (transport.c
- * says why): there is nothing to walk for.
- */
-int
-proc_each(int (*fn)(pid_t, void *), void *arg)
-{
-	errno = ENOSYS;
-	return (-1);
-}
-
-/* The environment parsers serve proc: alone; macOS has none. */
-int
-proc_environ_find(const char *env, size_t n, const char *name, char *buf,
-    size_t len)
-{
-	errno = ENOSYS;
-	return (-1);
-}
-
-int
-proc_environ_get(pid_t pid, const char *name, char *buf, size_t len)
-{
-	errno = ENOSYS;
-	return (-1);
-}
-
-/*
  * The arguments pid was started with, NUL-separated as /proc's cmdline
  * has them, in buf, cut to len - 1 bytes: from sysctl KERN_PROCARGS2,
  * which only root and the process's own user may read.  Return their

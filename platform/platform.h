@@ -72,10 +72,6 @@ struct inherited_fd {
 /* linux.c, darwin.c, win32.c */
 void		 platform_init(void);
 int		 proc_info_get(pid_t, int, struct proc_info *);
-int		 proc_each(int (*)(pid_t, void *), void *);
-int		 proc_environ_get(pid_t, const char *, char *, size_t);
-int		 proc_environ_find(const char *, size_t, const char *, char *,
-		    size_t);
 ssize_t		 proc_cmdline_get(pid_t, char *, size_t);
 int		 peer_cred_get(int, struct peer_cred *);
 int		 sockfile_probe(const char *);
@@ -114,7 +110,11 @@ int		 platform_inherited_fds(struct inherited_fd **, size_t *, char *,
 		    size_t);
 /* linux.c, darwin.c: what uds.c names when a process cannot be read */
 void		 platform_proc_where(pid_t, char *, size_t);
-/* linux.c: its /proc parsers, which a fuzz target calls too */
+/* linux.c: every process and its environment (for proc:), /proc parsers */
+int		 proc_each(int (*)(pid_t, void *), void *);
+int		 proc_environ_get(pid_t, const char *, char *, size_t);
+int		 proc_environ_find(const char *, size_t, const char *, char *,
+		    size_t);
 int		 proc_stat_starttime(const char *, size_t, uint64_t *);
 pid_t		 proc_status_own_pid(const char *, size_t, pid_t);
 

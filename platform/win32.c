@@ -18,7 +18,6 @@
 
 #include <windows.h>
 #include <bcrypt.h>
-#include <tlhelp32.h>
 
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -195,52 +194,6 @@ proc_info_get(pid_t pid, int own, struct proc_info *pi)
 	if (t > EPOCH_TICKS)
 		pi->start_epoch = (t - EPOCH_TICKS) / TICKS_PER_SEC;
 	return (0);
-}
-
-/*
- * Call fn for every process but this one (and the idle process, pid
- * 0), until it returns -1.  Return -1 with errno set if the system will
- * not list them.
- */
-int
-proc_each(int (*fn)(pid_t, void *), void *arg)
-{
-	PROCESSENTRY32W	 pe;
-	HANDLE		 snap;
-	DWORD		 self = GetCurrentProcessId();
-	BOOL		 more;
-
-	snap = CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
-	if (snap == INVALID_HANDLE_VALUE) {
-		errno = errno_of(GetLastError());
-		return (-1);
-	}
-	pe.dwSize = sizeof(pe);
-	for (more = Process32FirstW(snap, &pe); more;
-	    more = Process32NextW(snap, &pe)) {
-		if (pe.th32ProcessID == 0 || pe.th32ProcessID == self)
-			continue;
-		if (fn((pid_t)pe.th32ProcessID, arg) == -1)
-			break;
-	}
-	CloseHandle(snap);
-	return (0);
-}
-
-/* Another process's environment takes reading its memory: not done. */
-int
-proc_environ_find(const char *env, size_t n, const char *name, char *buf,
-    size_t len)
-{
-	errno = ENOSYS;
-	return (-1);
-}
-
-int
-proc_environ_get(pid_t pid, const char *name, char *buf, size_t len)
-{
-	errno = ENOSYS;
-	return (-1);
 }
 
 /*
