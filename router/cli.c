@@ -112,17 +112,16 @@ usage(int status)
 	    "  tls: ,allow-cn=CN ,allow-san=dns:|uri:|ip:|email:NAME "
 	    ",allow-fp=SHA256\n"
 	    "\n"
-	    "options:\n"
-	    "  -f, --config FILE           run the routes of FILE "
-	    "(dsroute.conf(5))\n"
-	    "  -n, --check                 check the endpoints or FILE, "
-	    "then exit\n"
-	    "      --suspend               -- COMMAND: its runtime waits for "
-	    "a ResumeRuntime\n");
+	    "options:\n");
+	usage_option(fp, 'f', "--config FILE",
+	    "run the routes of FILE (dsroute.conf(5))");
+	usage_option(fp, 'n', "--check", "check the endpoints or FILE, then exit");
+	usage_option(fp, 0, "--suspend",
+	    "-- COMMAND: it waits for a tool to resume it");
 	settings_usage(fp);
+	usage_option(fp, 'h', "--help", "this text");
+	usage_option(fp, 'V', "--version", "the version");
 	fprintf(fp,
-	    "  -h, --help                  this text\n"
-	    "  -V, --version               the version\n"
 	    "Durations T are seconds, such as 5 or 0.5, or 500ms.\n"
 	    "\n"
 	    "See dsroute(1).\n");

@@ -27,16 +27,16 @@ const struct setting settings_table[] = {
 	{ "verbose", 'v', ST_LEVEL, S(log_level), "info", 1, "LEVEL",
 	    "none, critical, error, warning, info, debug, trace" },
 	{ "log-format", 0, ST_LOG_FORMAT, S(log_format), "text", 1,
-	    "text|json", "log lines as text or one JSON object each" },
+	    "text|json", "text, or one JSON object per line" },
 	{ "handshake-timeout", 0, ST_DURATION, S(handshake_timeout_ms), "5",
-	    1, "T", "first message deadline, from its first byte" },
+	    1, "T", "first message deadline from its first byte" },
 	{ "silent-timeout", 0, ST_DURATION, S(silent_timeout_ms), "600", 1,
-	    "T", "an accepted connection's wait for its first byte" },
+	    "T", "wait for a new connection's first byte" },
 	{ "tls-handshake-timeout", 0, ST_DURATION,
 	    S(tls_handshake_timeout_ms), "10", 1, "T",
-	    "TLS handshake and WebSocket upgrade deadline" },
+	    "TLS handshake, WebSocket upgrade deadline" },
 	{ "ws-ping-interval", 0, ST_DURATION, S(ws_ping_interval_ms), "20", 1,
-	    "T", "WebSocket keepalive ping after that long quiet" },
+	    "T", "WebSocket ping after that long quiet" },
 	{ "connect-timeout", 0, ST_DURATION, S(connect_timeout_ms), "10", 1,
 	    "T", "dialling deadline" },
 	{ "backend-wait", 0, ST_DURATION_OFF, S(backend_wait_ms), "30", 1,
@@ -44,19 +44,19 @@ const struct setting settings_table[] = {
 	{ "close-timeout", 0, ST_DURATION, S(close_timeout_ms), "60", 1, "T",
 	    "tool's grace after the runtime ends" },
 	{ "wait-for-runtime", 0, ST_FLAG, S(wait_for_runtime), "no", 1, NULL,
-	    "retry a runtime that is not there (--connect-timeout)" },
+	    "retry a missing runtime until --connect-timeout" },
 	{ "offer-timeout", 0, ST_DURATION, S(offer_timeout_ms), "600", 1, "T",
 	    "a listening tool's wait for its command" },
 	{ "shutdown-timeout", 0, ST_DURATION_OFF, S(shutdown_timeout_ms),
 	    "10", 1, "T", "drain deadline on SIGTERM" },
 	{ "idle-timeout", 0, ST_DURATION_OFF, S(idle_timeout_ms), "0", 1, "T",
-	    "close a forwarding session quiet that long" },
+	    "cut a forwarding session quiet that long" },
 	{ "resume-after", 0, ST_DURATION_OFF, S(resume_after_ms), "0", 1,
-	    "T", "resume a suspended runtime no tool resumed" },
+	    "T", "resume a runtime no tool resumed" },
 	{ "link-poll", 0, ST_DURATION, S(link_poll_ms), "2", 1, "T",
-	    "a mirror asks a linked router for its runtimes" },
+	    "a mirror's poll of a linked router" },
 	{ "link-grace", 0, ST_DURATION_OFF, S(link_grace_ms), "30", 1, "T",
-	    "a runtime it stops listing keeps its stand-in" },
+	    "an unlisted runtime keeps its stand-in" },
 	{ "buffer-size", 0, ST_BUFFER, S(high_water), "256k", 1, "N",
 	    "high water mark per direction" },
 	{ "runtime", 0, ST_SIDE, S(runtime_side), "local", 0,
@@ -309,12 +309,43 @@ settings_given(const struct settings *st, const char *name)
 	return (s != NULL && (st->given & 1ULL << (s - settings_table)));
 }
 
+#define USAGE_WIDTH	79	/* --help fits a terminal of 80 columns */
+#define USAGE_OPT_WIDTH	25	/* an option and its argument */
+#define USAGE_HELP_COL	32	/* where the words about it begin */
+
+/*
+ * One option's line of --help: -letter (0: none), the option with its
+ * argument, and the words about it, wrapped at spaces so that no line
+ * passes USAGE_WIDTH; the lines it adds begin at USAGE_HELP_COL.
+ */
+void
+usage_option(FILE *fp, int letter, const char *opt, const char *words)
+{
+	const char	*w = words;
+	int		 col, n;
+
+	if (letter != 0)
+		col = fprintf(fp, "  -%c, %-*s ", letter, USAGE_OPT_WIDTH, opt);
+	else
+		col = fprintf(fp, "      %-*s ", USAGE_OPT_WIDTH, opt);
+	while (*w != '\0') {
+		n = (int)strcspn(w, " ");
+		if (w != words && col + 1 + n > USAGE_WIDTH)
+			col = fprintf(fp, "\n%*s", USAGE_HELP_COL, "") - 1;
+		else if (w != words)
+			col += fprintf(fp, " ");
+		col += fprintf(fp, "%.*s", n, w);
+		w += n + strspn(w + n, " ");
+	}
+	fputc('\n', fp);
+}
+
 /* The lines of --help for the settings, with their defaults. */
 void
 settings_usage(FILE *fp)
 {
 	const struct setting	*s;
-	char			 opt[64], dflt[32];
+	char			 opt[64], dflt[32], words[256];
 
 	for (s = settings_table; s->name != NULL; s++) {
 		snprintf(opt, sizeof(opt), "--%s%s%s", s->name,
@@ -328,11 +359,8 @@ settings_usage(FILE *fp)
 			snprintf(dflt, sizeof(dflt), " (%s%s)", s->dflt,
 			    s->type == ST_DURATION || s->type ==
 			    ST_DURATION_OFF ? "s" : "");
-		if (s->letter != 0)
-			fprintf(fp, "  -%c, %-26s %s%s\n", s->letter, opt,
-			    s->help, dflt);
-		else
-			fprintf(fp, "      %-26s %s%s\n", opt, s->help, dflt);
+		snprintf(words, sizeof(words), "%s%s", s->help, dflt);
+		usage_option(fp, s->letter, opt, words);
 	}
 }
 

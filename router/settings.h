@@ -83,6 +83,7 @@ int		 settings_set(void *, const char *, const char *, char *,
 		    size_t);
 int		 settings_given(const struct settings *, const char *);
 void		 settings_usage(FILE *);
+void		 usage_option(FILE *, int, const char *, const char *);
 int		 settings_reload(const struct settings *);
 
 #endif /* SETTINGS_H */

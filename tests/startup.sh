@@ -74,8 +74,18 @@ for w in uds: dir: proc: pipe: tcp: tls: ws: wss: ,peer= ,policy= \
     ,max-buffer-mb=; do
 	check "--help names $w" grep -q -- "$w" "$T/help"
 done
-is "--help: no line wider than 80 columns in its endpoint part" \
-    "$(sed -n '/^endpoints/,/^options:/p' "$T/help" | awk 'length > 80')" ""
+# Every --help fits a terminal of 80 columns, the cursor's included.
+is "--help: no line wider than 79 columns" \
+    "$(awk 'length > 79' "$T/help")" ""
+# An option that fits its field has its words from column 33.
+is "--help: the options' words begin in one column" \
+    "$(awk '/^(  -., |      )--/ && substr($0, 7, 26) ~ /  / &&
+    (substr($0, 32, 1) != " " || substr($0, 33, 1) == " ")' "$T/help")" ""
+for f in android ps; do
+	"$DSROUTE" $f -h >"$T/help.$f" 2>&1
+	is "$f -h: no line wider than 79 columns" \
+	    "$(awk 'length > 79' "$T/help.$f")" ""
+done
 # Durations: plain decimals only.  A NaN passed every range check once,
 # "configuration OK" included, and then cut every session at once.
 for d in nan NaN inf -inf infinity 1e309 1e3 -0 -1 0x10 0x1p3 +5 ' 5' \
