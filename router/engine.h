@@ -272,6 +272,8 @@ struct route {
 	struct session		*offer;		/* client-client: the open offer */
 	struct event		 offer_timer;
 	struct event		 recheck_timer;	/* waiting tools look again */
+	struct event		 away_timer;	/* runtimes that did not dial
+						   again are forgotten */
 	int			 offer_backoff_ms;
 	int			 dialled;	/* tools' sessions on the runtime
 						   we dial for them */
@@ -337,6 +339,8 @@ int		 runtime_park(struct session *, const char **);
 int		 runtime_take(struct session *, const char **, uint32_t *);
 void		 runtime_release(struct session *);
 void		 runtime_lost(struct session *);
+void		 runtime_away(struct runtime *);
+void		 runtime_away_sweep(evutil_socket_t, short, void *);
 extern const struct conn_owner parked_conn_owner;
 void		 runtime_drop_all(struct route *);
 void		 runtime_name(const struct runtime *, char *, size_t);

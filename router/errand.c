@@ -213,6 +213,9 @@ errand_end(struct runtime *rt, enum errand_result result,
 		evtimer_del(rt->errand_timer);
 	evbuffer_drain(rt->parked.out, evbuffer_get_length(rt->parked.out));
 	conn_close(&rt->parked);
+	/* An errand is a command too: the backend wait runs from its end. */
+	rt->last_used = now_ms();
+	runtime_away(rt);
 	/* The owner may free the record: nothing of it is touched after. */
 	switch (kind) {
 	case ERRAND_INFO:

@@ -492,6 +492,7 @@ route_start(struct route *r, char *err, size_t len)
 	TAILQ_INIT(&r->waiting);
 	evtimer_assign(&r->offer_timer, base, offer_cb, r);
 	evtimer_assign(&r->recheck_timer, base, recheck_cb, r);
+	evtimer_assign(&r->away_timer, base, runtime_away_sweep, r);
 	r->started = 1;
 
 	for (side = 0; side < 2; side++) {
@@ -626,6 +627,7 @@ route_stop_listening(struct route *r)
 	warm_stop(r);
 	evtimer_del(&r->offer_timer);
 	evtimer_del(&r->recheck_timer);
+	evtimer_del(&r->away_timer);
 }
 
 /*

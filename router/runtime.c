@@ -418,6 +418,76 @@ runtime_release(struct session *s)
 	rt->last_used = now_ms();
 	if (rt->gone && rt->active == 0 && rt->parked.io.fd == -1)
 		runtime_free(rt);
+	else
+		runtime_away(rt);
+}
+
+/* Whether rt is a runtime that dials us, with nothing open to it now. */
+static int
+away(const struct runtime *rt)
+{
+	return (rt->parked.io.fd == -1 && rt->active == 0 && !dialled(rt) &&
+	    !errand_busy(rt));
+}
+
+/* How long a runtime that dials us may stay away after its last command. */
+static int
+away_ms(void)
+{
+	return (settings.backend_wait_ms > RECONNECT_GRACE_MS ?
+	    settings.backend_wait_ms : RECONNECT_GRACE_MS);
+}
+
+/*
+ * rt's last command is done and its connection closed: a live runtime
+ * dials again at once.  Nothing may tell us of one that died instead,
+ * so unless it is back within the backend wait it is forgotten then (a
+ * mirror's stand-in of it with it), not only when a tool next comes.
+ */
+void
+runtime_away(struct runtime *rt)
+{
+	struct route	*r = rt->route;
+	struct timeval	 tv;
+
+	if (!away(rt) || evtimer_pending(&r->away_timer, NULL))
+		return;
+	timeval_ms(&tv, away_ms() + 1);
+	evtimer_add(&r->away_timer, &tv);
+}
+
+/* The backend wait of a runtime that went away is over: forget those. */
+void
+runtime_away_sweep(evutil_socket_t fd, short what, void *arg)
+{
+	struct route	*r = arg;
+	struct runtime	*rt, *next;
+	struct timeval	 tv;
+	uint64_t	 now = now_ms(), wait = (uint64_t)away_ms(), left;
+	uint64_t	 soonest = 0;
+	char		 name[96];
+
+	(void)fd;
+	(void)what;
+	for (rt = TAILQ_FIRST(&r->runtimes); rt != NULL; rt = next) {
+		next = TAILQ_NEXT(rt, entry);
+		if (!away(rt))
+			continue;
+		if (now - rt->last_used < wait) {
+			left = wait - (now - rt->last_used);
+			if (soonest == 0 || left < soonest)
+				soonest = left;
+			continue;
+		}
+		runtime_name(rt, name, sizeof(name));
+		log_info("%s went away: it did not dial again within %d ms of "
+		    "its last command", name, away_ms());
+		runtime_free(rt);
+	}
+	if (soonest != 0) {
+		timeval_ms(&tv, (int)soonest + 1);
+		evtimer_add(&r->away_timer, &tv);
+	}
 }
 
 /*

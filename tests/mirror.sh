@@ -257,4 +257,33 @@ is "... 200 were mirrored" \
     "$(count_lines "$T/g.err" ' is mirrored as pid ')" 200
 stop_dsroute g
 
+# A runtime that dies after a command and before it dials again leaves
+# no parked connection to tell of its end: it goes once the backend wait
+# is over, with one line, not only when a tool next comes for a runtime.
+# One that answers the router's ProcessInfo and exits is such a one.
+start_dsroute w -v debug --backend-wait 2 "dir:$M,listen" \
+    "uds:$T/rt6.sock,listen"
+start_fakert live --connect "$T/rt6.sock" --name Live.Api
+LIVE=$(pid_of live)
+check "a runtime that dials again after each command is mirrored" \
+    wait_for 10 eval '[ -n "$(standin_of w $LIVE)" ]'
+start_fakert once --connect "$T/rt6.sock" --name Once.Api --exit-after 1
+ONCE=$(pid_of once)
+check "one that exits after the router's ProcessInfo is mirrored too" \
+    wait_for 10 eval '[ -n "$(standin_of w $ONCE)" ]'
+SO=$(standin_of w "$ONCE")
+check "... and goes after the backend wait, with one line" \
+    wait_for 10 has_line "$T/w.err" \
+    "^info: runtime pid $ONCE \(cookie [0-9a-f]+\) went away: it did not dial again within 2000 ms of its last command$"
+check "... its names with it" wait_for 5 eval '[ -z "$(stable_of $ONCE)" ]'
+check "... and then its stand-in, reaped" \
+    wait_for 5 eval "[ -z \"\$(state $SO)\" ]"
+sleep 2
+is "the runtime that dials again is still mirrored, past the wait" \
+    "$(stable_of "$LIVE" | wc -l)" 1
+is "... and did not go away" \
+    "$(count_lines "$T/w.err" "runtime pid $LIVE .* went away")" 0
+stop live
+stop_dsroute w
+
 done_testing
