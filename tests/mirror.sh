@@ -230,7 +230,8 @@ refused "a mirror directory that does not exist is refused at start-up" \
     "dir:$T/none,listen" "uds:$T/rt2.sock,listen"
 
 # Runtimes coming and going: no stand-in, name or descriptor left behind.
-start_dsroute g "dir:$M,listen" "uds:$T/rt3.sock,listen"
+# One killed between two of its connections goes after the backend wait.
+start_dsroute g --backend-wait 5 "dir:$M,listen" "uds:$T/rt3.sock,listen"
 fds=$(fd_count "$(pid_of g)")
 i=0
 while [ $i -lt 20 ]; do
