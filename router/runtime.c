@@ -70,6 +70,28 @@ dialled(const struct runtime *rt)
 }
 
 /*
+ * Whether rt is a runtime that dials us, with nothing open to it now (an
+ * errand runs on its parked connection: none without one).
+ */
+static int
+away(const struct runtime *rt)
+{
+	return (rt->parked.io.fd == -1 && rt->active == 0 && !dialled(rt));
+}
+
+/*
+ * How long a runtime that dials us may stay away after its last command
+ * before the timer forgets it: the backend wait, and never less than a
+ * reconnect takes.
+ */
+static int
+away_ms(void)
+{
+	return (settings.backend_wait_ms > RECONNECT_GRACE_MS ?
+	    settings.backend_wait_ms : RECONNECT_GRACE_MS);
+}
+
+/*
  * Whether the tools of the endpoint on tool_side may reach the runtime:
  * its app=, cmdline= and found=, if any, name it (which needs its
  * ProcessInfo).
@@ -318,8 +340,7 @@ runtime_pick(struct route *r, int tool_side, const uint8_t *bound)
 	for (rt = TAILQ_FIRST(&r->runtimes); rt != NULL; rt = next) {
 		next = TAILQ_NEXT(rt, entry);
 		/* A linked router's runtimes go when it stops listing them. */
-		if (rt->parked.io.fd == -1 && rt->active == 0 && !dialled(rt) &&
-		    (rt->gone || now - rt->last_used >
+		if (away(rt) && (rt->gone || now - rt->last_used >
 		    (uint64_t)settings.backend_wait_ms))
 			runtime_free(rt);
 	}
@@ -422,22 +443,6 @@ runtime_release(struct session *s)
 		runtime_away(rt);
 }
 
-/* Whether rt is a runtime that dials us, with nothing open to it now. */
-static int
-away(const struct runtime *rt)
-{
-	return (rt->parked.io.fd == -1 && rt->active == 0 && !dialled(rt) &&
-	    !errand_busy(rt));
-}
-
-/* How long a runtime that dials us may stay away after its last command. */
-static int
-away_ms(void)
-{
-	return (settings.backend_wait_ms > RECONNECT_GRACE_MS ?
-	    settings.backend_wait_ms : RECONNECT_GRACE_MS);
-}
-
 /*
  * rt's last command is done and its connection closed: a live runtime
  * dials again at once.  Nothing may tell us of one that died instead,
@@ -481,7 +486,7 @@ runtime_away_sweep(evutil_socket_t fd, short what, void *arg)
 		}
 		runtime_name(rt, name, sizeof(name));
 		log_info("%s went away: it did not dial again within %d ms of "
-		    "its last command", name, away_ms());
+		    "its last command", name, (int)wait);
 		runtime_free(rt);
 	}
 	if (soonest != 0) {
