@@ -4,8 +4,8 @@
  * What posix_child.c and win32_child.c share: the daemon's loop, and what
  * a child prints: its standard error logged line by line, its standard
  * output logged at debug level and kept for the caller, up to
- * CHILD_OUTPUT_MAX (both fill c->in[] with what they read).  And a child's end: its report to the
- * caller, and waiting for it.
+ * CHILD_OUTPUT_MAX (both fill c->in[] with what they read).  And a
+ * child's end: its report to the caller, and waiting for it.
  */
 
 #include "config.h"

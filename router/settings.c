@@ -311,7 +311,7 @@ settings_given(const struct settings *st, const char *name)
 
 #define USAGE_WIDTH	79	/* --help fits a terminal of 80 columns */
 #define USAGE_OPT_WIDTH	25	/* an option and its argument */
-#define USAGE_HELP_COL	32	/* where the words about it begin */
+#define USAGE_HELP_COL	32	/* what precedes the words about it */
 
 /*
  * One option's line of --help: -letter (0: none), the option with its
@@ -330,9 +330,10 @@ usage_option(FILE *fp, int letter, const char *opt, const char *words)
 		col = fprintf(fp, "      %-*s ", USAGE_OPT_WIDTH, opt);
 	while (*w != '\0') {
 		n = (int)strcspn(w, " ");
-		if (w != words && col + 1 + n > USAGE_WIDTH)
-			col = fprintf(fp, "\n%*s", USAGE_HELP_COL, "") - 1;
-		else if (w != words)
+		if (w != words && col + 1 + n > USAGE_WIDTH) {
+			fprintf(fp, "\n%*s", USAGE_HELP_COL, "");
+			col = USAGE_HELP_COL;
+		} else if (w != words)
 			col += fprintf(fp, " ");
 		col += fprintf(fp, "%.*s", n, w);
 		w += n + strspn(w + n, " ");
