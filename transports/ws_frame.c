@@ -607,7 +607,9 @@ ws_origin_host(const char *origin, char *host, size_t len)
 		return (-1);
 	h += 3;
 	if (*h == '[') {
-		if ((end = strchr(h, ']')) == NULL)
+		/* An IPv6 literal: hex digits, colons, and dots (v4-mapped). */
+		end = h + 1 + strspn(h + 1, "0123456789abcdefABCDEF:.");
+		if (*end != ']')
 			return (-1);
 		end++;
 	} else
